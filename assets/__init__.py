@@ -1,0 +1,1 @@
+"""assets of rlvr-sim (installed as rlvr_sim.assets)."""

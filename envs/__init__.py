@@ -1,0 +1,1 @@
+"""envs of rlvr-sim (installed as rlvr_sim.envs)."""

@@ -1,0 +1,1 @@
+"""evaluations of rlvr-sim (installed as rlvr_sim.evaluations)."""

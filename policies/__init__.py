@@ -1,0 +1,1 @@
+"""policies of rlvr-sim (installed as rlvr_sim.policies)."""

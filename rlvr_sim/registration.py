@@ -1,0 +1,24 @@
+"""Gymnasium ids registered on `import rlvr_sim` (entry points are strings: nothing heavy is imported)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+ENVS: dict[str, dict] = {
+    # learned simulators (world models served as environments)
+    "RLVRWorld-TextGame-v0": {"entry_point": "rlvr_sim.envs.textgame.world_model_env:TextGameWorldModelEnv"},
+    "RLVRWorld-Video-v0": {
+        "entry_point": "rlvr_sim.envs.video.world_model_env:VideoWorldModelEnv",
+        "vector_entry_point": "rlvr_sim.envs.video.world_model_env:VideoWorldModelVectorEnv",
+    },
+    "RLVRWorld-Web-v0": {"entry_point": "rlvr_sim.envs.web.world_model_env:WebWorldModelEnv"},
+    # ground-truth worlds
+    "RLVRSim/TextGame-v0": {"entry_point": "rlvr_sim.envs.textgame.env:TextGameEnv"},
+    "RLVRSim/WebShop-v0": {"entry_point": "rlvr_sim.envs.web.browser_env:BrowserEnv"},
+}
+
+
+def register_envs() -> None:
+    for env_id, kwargs in ENVS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, **kwargs)

@@ -1,0 +1,1 @@
+"""training of rlvr-sim (installed as rlvr_sim.training)."""
