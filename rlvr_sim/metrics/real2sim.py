@@ -1,0 +1,415 @@
+"""Real2Sim policy-evaluation metrics as SIMPLER defines them (Li et al., 2024, simpler-env).
+
+A simulator is a good policy evaluator when it ranks policies the way the real world does. Two numbers
+say how well, computed per task over the policies' success rates:
+
+- Pearson correlation of the simulated and real success-rate vectors (higher is better);
+- MMRV, the mean maximum rank violation (lower is better):
+  MMRV = mean_i max_j |real_i - real_j| * 1[(sim_i > sim_j) != (real_i > real_j)].
+
+Both follow simpler-env's `simpler_env/utils/metrics.py` exactly, including its edge cases:
+- orderings use strict `>`, so a tie in one evaluation against a strict order in the other is a
+  violation for the policy that is ahead in the real ranking (ties in both are not);
+- Pearson is 1 when the two centred vectors are equal (e.g. both constant), and otherwise divides by
+  `sqrt(sum sim_c^2 * sum real_c^2) + 1e-8`, so a constant vector against a varying one gives 0.
+
+The loader reads the result-table layouts SIMPLER's code and papers use (see `load_success_table`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Added to Pearson's denominator as in simpler-env, so that the value matches theirs to the last digit.
+PEARSON_EPS = 1e-8
+
+POLICY_COLUMNS = ("policy", "policies", "checkpoint", "ckpt", "model", "policy_name", "ckpt_alias")
+TASK_COLUMNS = ("task", "task_name", "env", "env_name", "environment")
+REAL_NAMES = ("real", "real_success", "real_success_rate", "real_eval", "real_perf", "real world")
+
+
+def _rates_vector(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
+    """Validate one success-rate vector: 1-D, finite, in [0, 1]."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError(f"{name} success rates must be a 1-D sequence, got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        bad = [i for i, v in enumerate(array) if not math.isfinite(v)]
+        raise ValueError(f"{name} success rates contain NaN/inf at positions {bad}")
+    if np.any(array < 0.0) or np.any(array > 1.0):
+        raise ValueError(
+            f"{name} success rates must lie in [0, 1] (got min {array.min():g}, max {array.max():g}); "
+            "percentages must be divided by 100"
+        )
+    return array
+
+
+def _paired(
+    sim: Sequence[float] | np.ndarray, real: Sequence[float] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    sim_rates, real_rates = _rates_vector(sim, "sim"), _rates_vector(real, "real")
+    if sim_rates.shape != real_rates.shape:
+        raise ValueError(
+            f"sim and real must rate the same policies: {sim_rates.size} sim rates vs {real_rates.size} real rates"
+        )
+    if sim_rates.size < 2:
+        raise ValueError("Real2Sim metrics compare policies: need at least 2 policies")
+    return sim_rates, real_rates
+
+
+def pearson_correlation(sim: Sequence[float] | np.ndarray, real: Sequence[float] | np.ndarray) -> float:
+    """Pearson correlation of per-policy success rates, simpler-env's formula (see module docstring)."""
+    sim_rates, real_rates = _paired(sim, real)
+    sim_centred = sim_rates - sim_rates.mean()
+    real_centred = real_rates - real_rates.mean()
+    if np.all(sim_centred == real_centred):
+        return 1.0
+    denominator = math.sqrt(float(np.sum(sim_centred**2) * np.sum(real_centred**2))) + PEARSON_EPS
+    return float(np.sum(sim_centred * real_centred) / denominator)
+
+
+def rank_violations(sim: Sequence[float] | np.ndarray, real: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Per policy i: max over j of |real_i - real_j| where the sim ordering of (i, j) disagrees with the real one."""
+    sim_rates, real_rates = _paired(sim, real)
+    sim_ahead = sim_rates[:, None] > sim_rates[None, :]
+    real_ahead = real_rates[:, None] > real_rates[None, :]
+    gaps = np.abs(real_rates[:, None] - real_rates[None, :])
+    return np.where(sim_ahead != real_ahead, gaps, 0.0).max(axis=1)
+
+
+def mean_maximum_rank_violation(
+    sim: Sequence[float] | np.ndarray, real: Sequence[float] | np.ndarray
+) -> float:
+    """MMRV (lower is better): the mean over policies of `rank_violations`. Argument order as simpler-env's."""
+    return float(rank_violations(sim, real).mean())
+
+
+@dataclass
+class TaskSuccessRates:
+    """Success rates of the same policies on one task, in the real world and in one or more simulators."""
+
+    task: str
+    policies: list[str]
+    real: np.ndarray
+    sims: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def metrics(self) -> dict[str, dict[str, float]]:
+        """Pearson and MMRV of every simulator against the real rates."""
+        return {
+            sim_name: {
+                "pearson": pearson_correlation(sim_rates, self.real),
+                "mmrv": mean_maximum_rank_violation(sim_rates, self.real),
+            }
+            for sim_name, sim_rates in self.sims.items()
+        }
+
+
+def real2sim_report(tables: Sequence[TaskSuccessRates]) -> dict[str, Any]:
+    """Per-task and task-averaged Pearson / MMRV for every simulator, as a JSON-ready dict."""
+    tasks = []
+    per_sim: dict[str, dict[str, list[float]]] = {}
+    for table in tables:
+        metrics = table.metrics()
+        tasks.append(
+            {
+                "task": table.task,
+                "policies": list(table.policies),
+                "real": [float(v) for v in table.real],
+                "sims": {name: [float(v) for v in rates] for name, rates in table.sims.items()},
+                "metrics": metrics,
+            }
+        )
+        for sim_name, values in metrics.items():
+            bucket = per_sim.setdefault(sim_name, {"pearson": [], "mmrv": []})
+            bucket["pearson"].append(values["pearson"])
+            bucket["mmrv"].append(values["mmrv"])
+    mean = {
+        sim_name: {key: float(np.mean(vals)) for key, vals in bucket.items()}
+        | {"num_tasks": len(bucket["mmrv"])}
+        for sim_name, bucket in per_sim.items()
+    }
+    return {"tasks": tasks, "mean_over_tasks": mean}
+
+
+def report_markdown(report: Mapping[str, Any]) -> str:
+    """The report of `real2sim_report` as markdown: one row per (task, simulator), then the task means."""
+    lines = [
+        "| Task | Simulator | Policies | Pearson (higher better) | MMRV (lower better) |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for task in report["tasks"]:
+        for sim_name, values in task["metrics"].items():
+            lines.append(
+                f"| {task['task']} | {sim_name} | {len(task['policies'])} "
+                f"| {values['pearson']:.3f} | {values['mmrv']:.3f} |"
+            )
+    for sim_name, values in report["mean_over_tasks"].items():
+        lines.append(
+            f"| **mean of {values['num_tasks']} task(s)** | {sim_name} | "
+            f"| {values['pearson']:.3f} | {values['mmrv']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading result tables
+# ---------------------------------------------------------------------------------------------------
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[\s\-]+", "_", str(name).strip().strip("*`").lower())
+
+
+def _is_real(name: str) -> bool:
+    key = _normalise(name)
+    return key in {_normalise(n) for n in REAL_NAMES} or key.startswith("real_") or key == "real"
+
+
+def _parse_rate(value: Any, where: str, percent: bool) -> float:
+    """One success rate from a cell: a number, or a string like '0.85', '85%', '85.0 %'."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{where}: missing or non-numeric success rate {value!r}")
+    is_percent = percent
+    if isinstance(value, str):
+        text = value.strip().strip("*`").strip()
+        if text.endswith("%"):
+            is_percent, text = True, text[:-1].strip()
+        if not text:
+            raise ValueError(f"{where}: empty success-rate cell")
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"{where}: cannot read success rate {value!r}") from None
+    elif isinstance(value, int | float):
+        number = float(value)
+    else:
+        raise ValueError(f"{where}: success rate must be a number, got {type(value).__name__}")
+    if not math.isfinite(number):
+        raise ValueError(f"{where}: success rate is {number} (NaN/inf)")
+    if is_percent:
+        number /= 100.0
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(
+            f"{where}: success rate {value!r} is outside [0, 1]; write percentages with a % sign or pass percent=True"
+        )
+    return number
+
+
+class _Collector:
+    """Gathers (task, source, policy) -> rate cells, then checks and aligns them per task."""
+
+    def __init__(self, percent: bool, origin: str) -> None:
+        self.percent = percent
+        self.origin = origin
+        self.cells: dict[str, dict[str, dict[str, float]]] = {}
+
+    def add(self, task: str, source: str, policy: str, value: Any) -> None:
+        source_key = "real" if _is_real(source) else str(source).strip()
+        policy = str(policy).strip()
+        where = f"{self.origin}: task {task!r}, {source_key!r}, policy {policy!r}"
+        if not policy:
+            raise ValueError(f"{self.origin}: task {task!r} has a row without a policy name")
+        by_policy = self.cells.setdefault(task, {}).setdefault(source_key, {})
+        if policy in by_policy:
+            raise ValueError(f"{where}: policy listed twice")
+        by_policy[policy] = _parse_rate(value, where, self.percent)
+
+    def tables(self) -> list[TaskSuccessRates]:
+        if not self.cells:
+            raise ValueError(f"{self.origin}: no success rates found")
+        tables = []
+        for task, sources in self.cells.items():
+            if "real" not in sources:
+                raise ValueError(
+                    f"{self.origin}: task {task!r} has no real-world success rates "
+                    f"(sources found: {sorted(sources)}; name one 'real')"
+                )
+            sims = {name: rates for name, rates in sources.items() if name != "real"}
+            if not sims:
+                raise ValueError(
+                    f"{self.origin}: task {task!r} has real success rates but no simulator to compare"
+                )
+            policies = list(sources["real"])
+            for name, rates in sims.items():
+                missing, extra = set(policies) - set(rates), set(rates) - set(policies)
+                if missing or extra:
+                    raise ValueError(
+                        f"{self.origin}: task {task!r}: policies of {name!r} do not match the real ones "
+                        f"(missing in {name!r}: {sorted(missing)}; not in real: {sorted(extra)})"
+                    )
+            if len(policies) < 2:
+                raise ValueError(f"{self.origin}: task {task!r} has {len(policies)} policy; need at least 2")
+            tables.append(
+                TaskSuccessRates(
+                    task=task,
+                    policies=policies,
+                    real=np.array([sources["real"][p] for p in policies]),
+                    sims={name: np.array([rates[p] for p in policies]) for name, rates in sims.items()},
+                )
+            )
+        return tables
+
+
+def _find_column(header: Sequence[str], names: Iterable[str]) -> int | None:
+    wanted = {_normalise(n) for n in names}
+    for index, column in enumerate(header):
+        if _normalise(column) in wanted:
+            return index
+    return None
+
+
+def _add_rows(collector: _Collector, header: list[str], rows: list[list[str]], default_task: str) -> None:
+    """One table of cells. Long layout: a policy column, a 'real' column and one column per simulator.
+    Wide layout (SIMPLER paper style): one row per evaluation ('Real', 'SIMPLER', ...), one column per policy."""
+    header = [h.strip() for h in header]
+    task_col = _find_column(header, TASK_COLUMNS)
+    policy_col = _find_column(header, POLICY_COLUMNS)
+    if policy_col is not None:
+        value_cols = [i for i in range(len(header)) if i not in (task_col, policy_col)]
+        if not any(_is_real(header[i]) for i in value_cols):
+            raise ValueError(
+                f"{collector.origin}: table has a policy column but no 'real' column (header {header})"
+            )
+        for row in rows:
+            task = row[task_col].strip() if task_col is not None else default_task
+            for i in value_cols:
+                collector.add(task, header[i], row[policy_col], row[i] if i < len(row) else "")
+        return
+    source_col = next(i for i in range(len(header)) if i != task_col)
+    policy_cols = [i for i in range(len(header)) if i not in (task_col, source_col)]
+    if not policy_cols:
+        raise ValueError(f"{collector.origin}: cannot tell policies from header {header}")
+    if not any(_is_real(row[source_col]) for row in rows if len(row) > source_col):
+        raise ValueError(
+            f"{collector.origin}: no policy column ({'/'.join(POLICY_COLUMNS)}) and no row named 'real': "
+            f"cannot read header {header}"
+        )
+    for row in rows:
+        task = row[task_col].strip() if task_col is not None else default_task
+        for i in policy_cols:
+            collector.add(task, row[source_col], header[i], row[i] if i < len(row) else "")
+
+
+def _parse_csv(text: str, collector: _Collector, default_task: str, delimiter: str) -> None:
+    records = [
+        row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)
+    ]
+    if not records:
+        raise ValueError(f"{collector.origin}: empty table")
+    _add_rows(collector, records[0], records[1:], default_task)
+
+
+def _split_markdown_row(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _parse_markdown(text: str, collector: _Collector, default_task: str) -> None:
+    """Pipe tables; a heading line above a table names its task when the table has no task column."""
+    task, block = default_task, []
+    found = False
+
+    def flush() -> None:
+        nonlocal block, found
+        if block:
+            header, *body = block
+            body = [row for row in body if not all(re.fullmatch(r":?-+:?", c) for c in row if c)]
+            _add_rows(collector, header, body, task)
+            found = True
+        block = []
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            block.append(_split_markdown_row(stripped))
+            continue
+        flush()
+        if stripped.startswith("#"):
+            task = stripped.lstrip("#").strip() or default_task
+    flush()
+    if not found:
+        raise ValueError(f"{collector.origin}: no markdown pipe table found")
+
+
+def _add_source_mapping(collector: _Collector, source: str, mapping: Any, default_task: str) -> None:
+    """{policy: rate} or {task: {policy: rate}} for one evaluation source."""
+    if not isinstance(mapping, Mapping):
+        raise ValueError(f"{collector.origin}: {source!r} must map policies (or tasks) to success rates")
+    nested = [isinstance(v, Mapping) for v in mapping.values()]
+    if any(nested) and not all(nested):
+        raise ValueError(f"{collector.origin}: {source!r} mixes per-task dicts and plain success rates")
+    if all(nested) and nested:
+        for task, rates in mapping.items():
+            for policy, value in rates.items():
+                collector.add(str(task), source, policy, value)
+    else:
+        for policy, value in mapping.items():
+            collector.add(default_task, source, policy, value)
+
+
+def _parse_json(data: Any, collector: _Collector, default_task: str) -> None:
+    """Records [{policy, real, <sim>...}], {source: {policy: rate}} / {source: {task: {policy: rate}}}
+    (simpler-env's REAL_PERF / SIMPLER_PERF), or {task: {source: {policy: rate}}}."""
+    if isinstance(data, list):
+        if not data or not all(isinstance(r, Mapping) for r in data):
+            raise ValueError(f"{collector.origin}: a JSON list must hold one object per policy")
+        header = list(dict.fromkeys(key for record in data for key in record))
+        rows = [[record.get(key, "") for key in header] for record in data]
+        _add_rows(collector, header, rows, default_task)
+        return
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{collector.origin}: unsupported JSON layout ({type(data).__name__})")
+    if any(_is_real(key) for key in data):
+        for source, mapping in data.items():
+            _add_source_mapping(collector, source, mapping, default_task)
+        return
+    for task, sources in data.items():
+        if not isinstance(sources, Mapping) or not any(_is_real(key) for key in sources):
+            raise ValueError(
+                f"{collector.origin}: no 'real' entry: expected {{'real': ..., '<sim>': ...}} at the top level "
+                f"or under each task (task {task!r})"
+            )
+        for source, mapping in sources.items():
+            _add_source_mapping(collector, source, mapping, str(task))
+
+
+def load_success_table(
+    path: str | Path, percent: bool = False, task: str | None = None
+) -> list[TaskSuccessRates]:
+    """Per-task, per-policy real and simulated success rates from a CSV/TSV, markdown or JSON file.
+
+    Layouts: long (one row per policy: `policy`, `real`, one column per simulator, optional `task`),
+    wide (one row per evaluation named e.g. 'Real' / 'SIMPLER', one column per policy), markdown pipe
+    tables of either layout (a heading names the task), and JSON as simpler-env keeps its numbers
+    ({"real": {task: {policy: rate}}, "<sim>": ...}). Rates are fractions; '85%' cells or
+    `percent=True` read percentages. `task` names the task of single-task tables (default: file stem).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"success table not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    collector = _Collector(percent=percent, origin=str(path))
+    default_task = task or path.stem
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: invalid JSON ({error})") from None
+        _parse_json(data, collector, default_task)
+    elif suffix in (".md", ".markdown"):
+        _parse_markdown(text, collector, default_task)
+    elif suffix in (".csv", ".tsv", ".txt"):
+        _parse_csv(text, collector, default_task, "\t" if suffix == ".tsv" else ",")
+    else:
+        raise ValueError(f"{path}: unknown table format {suffix!r} (use .csv, .tsv, .md or .json)")
+    return collector.tables()
