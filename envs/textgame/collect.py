@@ -1,0 +1,119 @@
+"""Play the text games with scripted and random agents; write transitions in the ByteSized32 jsonl schema.
+
+    python training/collect.py --task textgame --out data/textgame --episodes-per-game 150 --seed 0
+
+Writes train.jsonl / test.jsonl (split by held-out current states: no test state occurs in train),
+heldout_games.jsonl (every transition of the held-out games, for the held-out-game split) and
+stats.json. Duplicate (state, action) transitions are kept once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+from pathlib import Path
+
+from rlvr_sim.envs.textgame.games import GAMES, make_game
+from rlvr_sim.policies.textgame_agents import EpsilonTextGameAgent
+
+from rlvr_sim.data.bytesized32 import write_bytesized32_jsonl
+from rlvr_sim.metrics.textgame import is_changed_transition
+
+EPSILONS = (0.0, 0.3, 0.6, 1.0)  # share of random actions per episode: expert play through pure exploration
+
+
+def play_episodes(game_id: str, episodes: int, max_steps: int, seed: int) -> list[dict]:
+    """All transitions of `episodes` episodes of one game, in the ByteSized32 schema (state_id = order)."""
+    records = []
+    for episode in range(episodes):
+        episode_seed = seed * 1_000_003 + episode
+        game = make_game(game_id, seed=episode_seed)
+        agent = EpsilonTextGameAgent(EPSILONS[episode % len(EPSILONS)], seed=episode_seed)
+        for _ in range(max_steps):
+            if game.game_over:
+                break
+            current_state, current_score = game.snapshot(), game.score_state()
+            action_state, tick_state = game.step(agent.act(game))
+            records.append(
+                {
+                    "game": game_id,
+                    "state_id": len(records),
+                    "current_state": current_state,
+                    "action_state": action_state,
+                    "tick_state": tick_state,
+                    "current_score_state": current_score,
+                    "next_score_state": game.score_state(),
+                }
+            )
+    return records
+
+
+def _state_key(record: dict) -> str:
+    """Identity of a transition's current state (objects and score), for dedup and the state split."""
+    blob = json.dumps([record["game"], record["current_state"]["objects"], record["current_score_state"]], sort_keys=True)
+    return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def collect(out_dir: str | Path, episodes_per_game: int = 150, max_steps: int = 20, seed: int = 0,
+            test_fraction: float = 0.15, heldout_games: tuple[str, ...] = ("refrigerate-milk",)) -> dict:
+    """Collect, dedup, split and write the data set; returns the stats that are also written to stats.json."""
+    unknown = set(heldout_games) - set(GAMES)
+    if unknown:
+        raise ValueError(f"unknown held-out games {sorted(unknown)}; known: {sorted(GAMES)}")
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    rng = random.Random(seed)
+    splits: dict[str, list[dict]] = {"train": [], "test": [], "heldout_games": []}
+    for game_id in sorted(GAMES):
+        seen: set[tuple[str, str]] = set()
+        unique = []
+        for record in play_episodes(game_id, episodes_per_game, max_steps, seed):
+            key = (_state_key(record), record["tick_state"]["lastAction"])
+            if key not in seen:
+                seen.add(key)
+                unique.append(record)
+        if game_id in heldout_games:
+            splits["heldout_games"] += unique
+            continue
+        states = sorted({_state_key(r) for r in unique})
+        rng.shuffle(states)
+        test_states = set(states[: max(1, round(test_fraction * len(states)))])
+        for record in unique:
+            splits["test" if _state_key(record) in test_states else "train"].append(record)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stats: dict = {"seed": seed, "episodes_per_game": episodes_per_game, "heldout_game_ids": list(heldout_games)}
+    for split, records in splits.items():
+        for i, record in enumerate(records):
+            record["state_id"] = i
+        write_bytesized32_jsonl(records, out / f"{split}.jsonl")
+        changed = sum(
+            is_changed_transition(
+                {"game_state": r["current_state"]["objects"]}, {"game_state": r["tick_state"]["objects"]}
+            )
+            for r in records
+        )
+        stats[split] = {"transitions": len(records), "changed": changed, "unchanged": len(records) - changed}
+    (out / "stats.json").write_text(json.dumps(stats, indent=2))
+    return stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="data/textgame", help="output directory")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--episodes-per-game", type=int, default=150)
+    parser.add_argument("--max-steps", type=int, default=20, help="step limit per episode")
+    parser.add_argument("--test-fraction", type=float, default=0.15, help="share of held-out current states")
+    parser.add_argument("--heldout-games", default="refrigerate-milk", help="comma-separated game ids kept out of train/test")
+    args = parser.parse_args(argv)
+    heldout = tuple(g for g in args.heldout_games.split(",") if g)
+    stats = collect(args.out, args.episodes_per_game, args.max_steps, args.seed, args.test_fraction, heldout)
+    print(json.dumps(stats, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
