@@ -1,0 +1,226 @@
+"""The worlds the viewer shows: the learned simulator, the ground-truth simulator, data-set episodes.
+
+Nothing here touches pygame, so the same rollout logic runs in the window, in scripted recordings and in
+tests. An `EnvHandle` remembers how its env was reset and which actions it has taken, so it can branch
+a look-ahead rollout (the filmstrip) without disturbing the live one: by deep-copying the env (sharing
+any torch modules, which are read-only here) or, when an env cannot be copied (gym-pusht's physics
+space holds C handles), by replaying its history in a shadow env built the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+WORLD_MODEL_ID = "RLVRWorld-Video-v0"
+GROUND_TRUTH_ID = "gym_pusht/PushT-v0"
+
+
+def frame_shape(env: gym.Env) -> tuple[int, int]:
+    """(height, width) of an env whose observations are RGB uint8 frames; a clear error otherwise."""
+    space = env.observation_space
+    if not isinstance(space, gym.spaces.Box) or len(space.shape) != 3 or space.shape[-1] != 3:
+        raise ValueError(f"the viewer needs RGB frame observations (H, W, 3), got observation space {space}")
+    return int(space.shape[0]), int(space.shape[1])
+
+
+def check_frame(frame: Any, source: str) -> np.ndarray:
+    """An (H, W, 3) uint8 frame, or a clear error naming where the bad frame came from."""
+    array = np.asarray(frame)
+    if array.ndim != 3 or array.shape[-1] != 3:
+        raise ValueError(f"{source} returned a frame of shape {array.shape}; expected (H, W, 3)")
+    if array.dtype != np.uint8:
+        if not np.issubdtype(array.dtype, np.floating) or not np.isfinite(array).all():
+            raise ValueError(f"{source} returned a frame of dtype {array.dtype}; expected uint8")
+        array = np.clip(np.rint(array * 255.0 if array.max() <= 1.0 else array), 0, 255).astype(np.uint8)
+    return array
+
+
+def ground_truth_available() -> bool:
+    """Whether gym-pusht (the ground-truth PushT simulator) is installed."""
+    return importlib.util.find_spec("gym_pusht") is not None
+
+
+def make_ground_truth(height: int, width: int) -> gym.Env:
+    """gym-pusht with pixel observations at the world model's frame size, plus the true state in `info`."""
+    importlib.import_module("gym_pusht")
+    return gym.make(GROUND_TRUTH_ID, obs_type="pixels", observation_width=width, observation_height=height)
+
+
+def make_world_model(env_id: str = WORLD_MODEL_ID, checkpoint: str | None = None, **kwargs: Any) -> gym.Env:
+    """The learned simulator as a Gymnasium env; `checkpoint` (any of ours, a path) replaces the embedded one."""
+    import rlvr_sim  # noqa: F401  (registers the RLVRWorld ids)
+
+    if checkpoint is not None:
+        kwargs["checkpoint"] = checkpoint
+    return gym.make(env_id, **kwargs)
+
+
+def model_name(env: gym.Env, checkpoint: str | None = None) -> str:
+    """A short human-readable name of the model behind an env, for the overlay."""
+    if checkpoint:
+        return Path(checkpoint).name or str(checkpoint)
+    unwrapped = env.unwrapped
+    for attribute in ("model_name", "checkpoint_name", "checkpoint"):
+        value = getattr(unwrapped, attribute, None)
+        if isinstance(value, str | Path) and str(value):
+            return Path(str(value)).name or str(value)
+    return env.spec.id if env.spec is not None else type(unwrapped).__name__
+
+
+def _torch_modules(obj: Any, depth: int = 2) -> list[Any]:
+    """torch modules reachable from an object's attributes (a couple of levels deep), to share when forking."""
+    torch = importlib.import_module("torch") if importlib.util.find_spec("torch") else None
+    if torch is None:
+        return []
+    found, frontier = [], [obj]
+    for _ in range(depth):
+        next_frontier = []
+        for item in frontier:
+            for value in getattr(item, "__dict__", {}).values():
+                if isinstance(value, torch.nn.Module):
+                    found.append(value)
+                elif hasattr(value, "__dict__") and not isinstance(value, type):
+                    next_frontier.append(value)
+        frontier = next_frontier
+    return found
+
+
+class EnvHandle:
+    """One env plus the seed/options it was reset with and the actions taken since, so it can branch."""
+
+    def __init__(self, env: gym.Env, factory: Callable[[], gym.Env], source: str) -> None:
+        self.env = env
+        self.factory = factory
+        self.source = source
+        self.reset_kwargs: dict[str, Any] = {}
+        self.actions: list[np.ndarray] = []
+        self._shadow: gym.Env | None = None
+        self._copyable = True
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
+        self.reset_kwargs = {"seed": seed, "options": options}
+        self.actions = []
+        observation, info = self.env.reset(seed=seed, options=options)
+        return check_frame(observation, self.source), info
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self.actions.append(np.array(action, copy=True))
+        return check_frame(observation, self.source), float(reward), bool(terminated), bool(truncated), info
+
+    def _branch(self) -> gym.Env:
+        """A copy of the env in its current state (deep copy sharing torch modules, else history replay)."""
+        if self._copyable:
+            try:
+                return copy.deepcopy(self.env, memo={id(m): m for m in _torch_modules(self.env.unwrapped)})
+            except (TypeError, ValueError, AttributeError, RuntimeError, copy.Error):
+                self._copyable = False
+        if self._shadow is None:
+            self._shadow = self.factory()
+        self._shadow.reset(**self.reset_kwargs)
+        for action in self.actions:
+            self._shadow.step(action)
+        return self._shadow
+
+    def imagine(
+        self, plan: Callable[[int, dict], np.ndarray | None], horizon: int, info: dict
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Roll a branch `horizon` steps ahead; `plan(k, info)` gives the k-th action (None stops early).
+        Returns the frames and the actions taken; the live env is left untouched."""
+        branch = self._branch()
+        frames, actions = [], []
+        for k in range(horizon):
+            action = plan(k, info)
+            if action is None:
+                break
+            observation, _, terminated, truncated, info = branch.step(action)
+            frames.append(check_frame(observation, f"{self.source} (look-ahead)"))
+            actions.append(np.array(action, copy=True))
+            if terminated or truncated:
+                break
+        if branch is not self._shadow:
+            branch.close()
+        return frames, actions
+
+    def close(self) -> None:
+        self.env.close()
+        if self._shadow is not None:
+            self._shadow.close()
+
+
+def set_temperature(env: gym.Env, temperature: float) -> bool:
+    """Set the world model's sampling temperature when the env exposes one; False when it has none."""
+    unwrapped = env.unwrapped
+    if hasattr(unwrapped, "set_temperature"):
+        unwrapped.set_temperature(temperature)
+        return True
+    if hasattr(unwrapped, "temperature"):
+        unwrapped.temperature = temperature
+        return True
+    return False
+
+
+def get_temperature(env: gym.Env) -> float | None:
+    """The world model's sampling temperature, or None when the env has no such knob."""
+    value = getattr(env.unwrapped, "temperature", None)
+    return float(value) if isinstance(value, int | float) else None
+
+
+@dataclass
+class Episode:
+    """A data-set episode for replay: frames (T, H, W, 3) uint8 and actions (T, A) float32."""
+
+    frames: np.ndarray
+    actions: np.ndarray
+    name: str
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+
+def resize_frames(frames: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Frames resized to (height, width) with area averaging (PIL), as the data loaders do for training."""
+    if frames.shape[1:3] == (height, width):
+        return frames
+    from PIL import Image
+
+    return np.stack(
+        [np.asarray(Image.fromarray(f).resize((width, height), Image.Resampling.BOX)) for f in frames]
+    )
+
+
+def load_episode(path: str | Path, height: int, width: int) -> Episode:
+    """One episode `.npz` (keys `image` (T, H, W, 3) uint8, `action` (T, A)), frames resized to the model's size."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"episode file not found: {path}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [key for key in ("image", "action") if key not in data.files]
+            if missing:
+                raise ValueError(f"{path}: episode is missing key(s) {missing}; found {sorted(data.files)}")
+            frames, actions = np.asarray(data["image"]), np.asarray(data["action"], dtype=np.float32)
+    except (OSError, EOFError) as error:
+        raise ValueError(f"{path}: not a readable .npz episode ({error})") from None
+    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+        raise ValueError(f"{path}: `image` must be (T, H, W, 3) uint8, got {frames.shape} {frames.dtype}")
+    if actions.ndim != 2 or len(actions) != len(frames):
+        raise ValueError(
+            f"{path}: `action` must be (T, A) with T = {len(frames)} frames, got {actions.shape}"
+        )
+    if len(frames) < 2:
+        raise ValueError(f"{path}: an episode needs at least 2 frames to replay, got {len(frames)}")
+    if not np.isfinite(actions).all():
+        raise ValueError(f"{path}: `action` contains NaN or inf")
+    return Episode(frames=resize_frames(frames, height, width), actions=actions, name=path.stem)
