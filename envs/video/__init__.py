@@ -1,0 +1,1 @@
+"""Video world-model environments: the gym-pusht data collector and `RLVRWorld-Video-v0`."""

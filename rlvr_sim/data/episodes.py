@@ -1,0 +1,159 @@
+"""Load video episodes stored as Open-X / RT-1-style `.npz` files, at any resolution and action size.
+
+One file per episode with `image` (T, H, W, 3) uint8 frames and `action` (T, A) or (T - 1, A) float
+actions, where action[t] is issued at frame t (the keys RLVR-World's Open-X converter writes; our PushT
+collector writes the same). Frames are resized to the model's square size; grayscale (T, H, W) or
+(T, H, W, 1) frames are repeated to RGB; float frames in [0, 1] are scaled to uint8. With `frame_skip`
+s > 1 an episode keeps frames 0, s, 2s, ... and the action of each skipped transition is the mean of its
+s sub-step actions (exact when actions were held for s steps, as our collector does). Anything else, a
+missing key, a wrong shape, NaN actions, a corrupt file, raises `EpisodeFormatError` naming the file
+and the problem.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+IMAGE_KEY, ACTION_KEY = "image", "action"
+
+
+class EpisodeFormatError(ValueError):
+    """An episode file that does not follow the documented format."""
+
+
+@dataclass
+class Episode:
+    """One episode resized to the model's frame size: frames (T, S, S, 3) uint8, actions (T - 1, A) float32."""
+
+    images: np.ndarray
+    actions: np.ndarray  # actions[t] moves frames[t] to frames[t + 1]
+    path: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+
+def _resize(frames: np.ndarray, size: int) -> np.ndarray:
+    import cv2
+
+    if frames.shape[1:3] == (size, size):
+        return frames
+    shrinking = frames.shape[1] >= size and frames.shape[2] >= size
+    interpolation = cv2.INTER_AREA if shrinking else cv2.INTER_LINEAR
+    return np.stack([cv2.resize(frame, (size, size), interpolation=interpolation) for frame in frames])
+
+
+def _as_rgb_uint8(images: np.ndarray, where: str) -> np.ndarray:
+    if images.ndim == 3:
+        images = images[..., None]
+    if images.ndim != 4 or images.shape[-1] not in (1, 3):
+        raise EpisodeFormatError(f"{where}: `image` must have shape (T, H, W, 3), got {images.shape}")
+    if images.shape[0] < 2:
+        raise EpisodeFormatError(f"{where}: an episode needs at least 2 frames, got {images.shape[0]}")
+    if images.dtype != np.uint8:
+        if not np.issubdtype(images.dtype, np.number):
+            raise EpisodeFormatError(f"{where}: `image` must be numeric, got dtype {images.dtype}")
+        if not np.isfinite(images).all():
+            raise EpisodeFormatError(f"{where}: `image` contains NaN or inf")
+        scale = 255.0 if images.max() <= 1.0 else 1.0  # floats in [0, 1], or in [0, 255]
+        images = np.clip(np.rint(images.astype(np.float64) * scale), 0, 255).astype(np.uint8)
+    if images.shape[-1] == 1:
+        images = np.repeat(images, 3, axis=-1)
+    return images
+
+
+def _as_actions(actions: np.ndarray, num_frames: int, where: str) -> np.ndarray:
+    if actions.ndim == 1:
+        actions = actions[:, None]
+    if actions.ndim != 2 or actions.shape[1] == 0:
+        raise EpisodeFormatError(f"{where}: `action` must have shape (T, A), got {actions.shape}")
+    if not np.issubdtype(actions.dtype, np.number):
+        raise EpisodeFormatError(f"{where}: `action` must be numeric, got dtype {actions.dtype}")
+    if actions.shape[0] not in (num_frames, num_frames - 1):
+        raise EpisodeFormatError(
+            f"{where}: `action` has {actions.shape[0]} rows but `image` has {num_frames} frames "
+            f"(expected {num_frames} or {num_frames - 1})"
+        )
+    actions = actions[: num_frames - 1].astype(np.float32)
+    if not np.isfinite(actions).all():
+        raise EpisodeFormatError(f"{where}: `action` contains NaN or inf")
+    return actions
+
+
+def load_episode(
+    path: str | Path, image_size: int = 64, frame_skip: int = 1,
+    image_key: str = IMAGE_KEY, action_key: str = ACTION_KEY,
+) -> Episode:
+    """Read one episode file, validate it and resize its frames to (image_size, image_size)."""
+    path = Path(path)
+    if frame_skip < 1:
+        raise ValueError(f"frame_skip must be >= 1, got {frame_skip}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            keys = list(data.keys())
+            for key in (image_key, action_key):
+                if key not in keys:
+                    raise EpisodeFormatError(f"{path}: missing key {key!r} (keys present: {keys})")
+            images, actions = data[image_key], data[action_key]
+            metadata = {k: data[k].item() for k in keys if k not in (image_key, action_key) and data[k].ndim == 0}
+    except EpisodeFormatError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise EpisodeFormatError(f"{path}: not a readable .npz episode ({error})") from error
+    images = _as_rgb_uint8(images, str(path))
+    actions = _as_actions(actions, len(images), str(path))
+    if frame_skip > 1:
+        kept = np.arange(0, len(images), frame_skip)
+        if len(kept) < 2:
+            raise EpisodeFormatError(f"{path}: {len(images)} frames are too few for frame_skip {frame_skip}")
+        chunks = [actions[start : start + frame_skip] for start in kept[:-1]]
+        actions = np.stack([chunk.mean(axis=0) for chunk in chunks]).astype(np.float32)
+        images = images[kept]
+    return Episode(_resize(images, image_size), actions, str(path), metadata)
+
+
+def episode_paths(directory: str | Path) -> list[Path]:
+    """All `.npz` files under `directory` (recursively), sorted; an error if there are none."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"episode directory {directory} does not exist")
+    paths = sorted(directory.rglob("*.npz"))
+    if not paths:
+        raise FileNotFoundError(f"no .npz episode files under {directory}")
+    return paths
+
+
+def split_paths(paths: list[Path], test_fraction: float = 0.1, seed: int = 0) -> dict[str, list[Path]]:
+    """Deterministic episode-level split into "train" and "test" (at least one test episode)."""
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    if len(paths) < 2:
+        raise ValueError(f"need at least 2 episodes to split, got {len(paths)}")
+    order = np.random.default_rng(seed).permutation(len(paths))
+    num_test = max(1, int(round(test_fraction * len(paths))))
+    test = sorted(paths[i] for i in order[:num_test])
+    train = sorted(paths[i] for i in order[num_test:])
+    return {"train": train, "test": test}
+
+
+def load_episodes(
+    paths: list[Path] | str | Path, image_size: int = 64, frame_skip: int = 1,
+    image_key: str = IMAGE_KEY, action_key: str = ACTION_KEY,
+) -> list[Episode]:
+    """Load a directory or a list of episode files; all episodes must share one action dimension."""
+    if isinstance(paths, (str, Path)):
+        paths = episode_paths(paths)
+    episodes = [load_episode(p, image_size, frame_skip, image_key, action_key) for p in paths]
+    dims = {ep.actions.shape[1] for ep in episodes}
+    if len(dims) > 1:
+        raise EpisodeFormatError(f"episodes disagree on the action dimension: {sorted(dims)}")
+    return episodes
+
+
+__all__ = ["Episode", "EpisodeFormatError", "episode_paths", "load_episode", "load_episodes", "split_paths"]

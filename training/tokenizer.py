@@ -1,0 +1,179 @@
+"""Train the compressive FSQ frame tokenizer on episode .npz files and report its reconstruction quality.
+
+    python training/tokenizer.py --data DIR --out assets/pusht_tokenizer --minutes 25
+
+Each step trains the conditional mode on (context frame x_t, future frame x_{t+j}) pairs, j in
+[0, horizon] (j = 0 teaches "nothing changed"), and the absolute mode on a quarter batch of frames.
+The loss is MSE + L1 with foreground pixels (those that differ from the data set's median frame, or
+from the context frame) weighted up, since a mostly flat background otherwise dominates it. The final
+report (also stored in the checkpoint's JSON) gives, on held-out episodes, whole-frame and
+foreground MSE of the reconstruction beside copying the context frame, one step and `horizon` steps
+ahead: the ceiling for any world model behind this tokenizer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rlvr_sim.data.episodes import episode_paths, load_episodes, split_paths
+from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL, FrameTokenizer, TokenizerConfig
+
+FOREGROUND_THRESHOLD = 0.1  # max-channel distance from the median frame that marks an object pixel
+
+
+def median_frame(frames: list[np.ndarray], max_frames: int = 2000, seed: int = 0) -> np.ndarray:
+    """Per-pixel median over a sample of frames (uint8 (S, S, 3)): the static background and goal."""
+    stacked = np.concatenate(frames)
+    index = np.random.default_rng(seed).choice(len(stacked), min(max_frames, len(stacked)), replace=False)
+    return np.median(stacked[index], axis=0).astype(np.uint8)
+
+
+def foreground_mask(frames: np.ndarray, background: np.ndarray, *others: np.ndarray) -> np.ndarray:
+    """Boolean (N, S, S): pixels where `frames` (or any of `others`) differ from the background."""
+    bg = background.astype(np.int16)
+    mask = np.abs(frames.astype(np.int16) - bg).max(axis=-1) > FOREGROUND_THRESHOLD * 255
+    for other in others:
+        mask |= np.abs(other.astype(np.int16) - bg).max(axis=-1) > FOREGROUND_THRESHOLD * 255
+    return mask
+
+
+def masked_mse(pred: np.ndarray, gold: np.ndarray, mask: np.ndarray) -> float:
+    """MSE on [0, 1] pixels restricted to `mask` (all three channels of every masked pixel)."""
+    err = ((pred.astype(np.float64) - gold.astype(np.float64)) / 255.0) ** 2
+    return float(err[mask].mean()) if mask.any() else 0.0
+
+
+def _loss(recon: torch.Tensor, target: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    diff = recon - target
+    return ((diff**2 + 0.1 * diff.abs()) * weight).sum() / (weight.sum() * 3)
+
+
+def _weights(target: torch.Tensor, context: torch.Tensor | None, bg: torch.Tensor, fg_weight: float) -> torch.Tensor:
+    mask = (target - bg).abs().amax(dim=1, keepdim=True) > FOREGROUND_THRESHOLD
+    if context is not None:
+        mask |= (target - context).abs().amax(dim=1, keepdim=True) > 0.02
+    mask = torch.nn.functional.max_pool2d(mask.float(), 3, 1, 1)  # include the edges around objects
+    return 1.0 + fg_weight * mask
+
+
+def sample_pairs(episodes: list[np.ndarray], batch: int, horizon: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(context, future) uint8 pairs with gaps j in [0, horizon] (clipped at episode ends)."""
+    contexts, futures = [], []
+    for _ in range(batch):
+        frames = episodes[rng.integers(len(episodes))]
+        t = int(rng.integers(len(frames) - 1))
+        j = int(min(rng.integers(0, horizon + 1), len(frames) - 1 - t))
+        contexts.append(frames[t])
+        futures.append(frames[t + j])
+    return np.stack(contexts), np.stack(futures)
+
+
+def evaluate(model: FrameTokenizer, episodes: list[np.ndarray], background: np.ndarray, horizon: int,
+             max_pairs: int = 400, seed: int = 1) -> dict[str, float]:
+    """Held-out reconstruction vs copy-context, one step and `horizon` steps ahead, plus absolute mode."""
+    rng = np.random.default_rng(seed)
+    report: dict[str, float] = {}
+    for gap in sorted({1, horizon}):
+        starts = [(e, t) for e, frames in enumerate(episodes) for t in range(len(frames) - gap)]
+        chosen = [starts[i] for i in rng.choice(len(starts), min(max_pairs, len(starts)), replace=False)]
+        context = np.stack([episodes[e][t] for e, t in chosen])
+        future = np.stack([episodes[e][t + gap] for e, t in chosen])
+        recon = model.decode(model.encode(future, context, CONDITIONAL), context, CONDITIONAL)
+        mask = foreground_mask(future, background, context)
+        report[f"gap{gap}_recon_mse"] = masked_mse(recon, future, np.ones(mask.shape, bool))
+        report[f"gap{gap}_copy_mse"] = masked_mse(context, future, np.ones(mask.shape, bool))
+        report[f"gap{gap}_recon_fg_mse"] = masked_mse(recon, future, mask)
+        report[f"gap{gap}_copy_fg_mse"] = masked_mse(context, future, mask)
+    all_frames = np.concatenate(episodes)
+    frames = all_frames[rng.choice(len(all_frames), min(max_pairs, len(all_frames)), replace=False)]
+    recon = model.decode(model.encode(frames, None, ABSOLUTE), None, ABSOLUTE)
+    report["absolute_recon_mse"] = masked_mse(recon, frames, np.ones(frames.shape[:3], bool))
+    report["absolute_recon_fg_mse"] = masked_mse(recon, frames, foreground_mask(frames, background))
+    return report
+
+
+def train(args: argparse.Namespace) -> dict:
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(args.seed)
+    split = split_paths(episode_paths(args.data), args.test_fraction, seed=args.split_seed)
+    train_eps = [ep.images for ep in load_episodes(split["train"], args.image_size, args.frame_skip)]
+    test_eps = [ep.images for ep in load_episodes(split["test"], args.image_size, args.frame_skip)]
+    background = median_frame(train_eps, seed=args.seed)
+    bg = torch.from_numpy(background).float().permute(2, 0, 1)[None] / 255.0
+    config = TokenizerConfig(args.image_size, args.abs_grid, args.cond_grid, [int(v) for v in args.levels.split(",")],
+                             args.width)
+    model = FrameTokenizer(config)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    budget = args.minutes * 60.0
+    start, step = time.time(), 0
+    while step < args.steps and time.time() - start < budget:
+        lr = args.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, (time.time() - start) / budget)))
+        for group in optimiser.param_groups:
+            group["lr"] = lr
+        context_np, future_np = sample_pairs(train_eps, args.batch_size, args.horizon, rng)
+        context = FrameTokenizer._to_tensor(context_np)
+        future = FrameTokenizer._to_tensor(future_np)
+        model.train()
+        recon, _ = model(future, context, CONDITIONAL)
+        loss = _loss(recon, future, _weights(future, context, bg, args.fg_weight))
+        absolute = future[: max(2, args.batch_size // 4)]
+        recon_abs, _ = model(absolute, None, ABSOLUTE)
+        loss = loss + args.abs_weight * _loss(recon_abs, absolute, _weights(absolute, None, bg, args.fg_weight))
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        step += 1
+        if step % args.log_every == 0:
+            print(json.dumps({"step": step, "loss": round(loss.item(), 6), "lr": round(lr, 6),
+                              "minutes": round((time.time() - start) / 60, 2)}), flush=True)
+    model.eval()
+    report = evaluate(model, test_eps, background, args.horizon)
+    report.update({"steps": step, "train_minutes": round((time.time() - start) / 60, 1),
+                   "train_episodes": len(train_eps), "test_episodes": len(test_eps)})
+    provenance = {"report": report, "frame_skip": args.frame_skip, "horizon": args.horizon,
+                  "data": str(args.data), "split_seed": args.split_seed, "test_fraction": args.test_fraction,
+                  "command": "python training/tokenizer.py " + " ".join(args.argv)}
+    model.save(args.out, provenance)
+    np.save(Path(args.out) / "background.npy", background)
+    print(json.dumps(report, indent=2), flush=True)
+    return report
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="directory of episode .npz files")
+    parser.add_argument("--out", required=True, help="checkpoint directory to write")
+    parser.add_argument("--image-size", type=int, default=64)
+    parser.add_argument("--frame-skip", type=int, default=4)
+    parser.add_argument("--abs-grid", type=int, default=8)
+    parser.add_argument("--cond-grid", type=int, default=4)
+    parser.add_argument("--levels", default="8,5,5,5", help="FSQ levels, comma-separated")
+    parser.add_argument("--width", type=int, default=32)
+    parser.add_argument("--horizon", type=int, default=7, help="largest context-to-future gap trained")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--fg-weight", type=float, default=20.0)
+    parser.add_argument("--abs-weight", type=float, default=0.3)
+    parser.add_argument("--steps", type=int, default=1_000_000)
+    parser.add_argument("--minutes", type=float, default=25.0, help="wall-clock budget (cosine LR over it)")
+    parser.add_argument("--test-fraction", type=float, default=0.1)
+    parser.add_argument("--split-seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--log-every", type=int, default=50)
+    args = parser.parse_args(argv)
+    args.argv = list(argv) if argv is not None else __import__("sys").argv[1:]
+    return train(args)
+
+
+if __name__ == "__main__":
+    main()
