@@ -403,6 +403,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--policy", default="expert", help="policy mode: a PushT skill or module:factory")
     parser.add_argument("--episode", help="replay mode: an episode .npz (keys image, action)")
+    parser.add_argument(
+        "--frame-skip",
+        type=int,
+        help="replay: keep every k-th episode frame (default: the model's frame skip)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--scale", type=int, default=6, help="screen pixels per frame pixel (nearest neighbour)"
@@ -444,9 +449,11 @@ def build_viewer(args: argparse.Namespace) -> Viewer:
             raise RuntimeError("--ground-truth on needs gym-pusht: pip install gym-pusht")
     if args.mode == "replay" and args.episode is None:
         raise ValueError("--mode replay needs --episode PATH.npz")
-    episode = load_episode(args.episode, height, width) if args.mode == "replay" else None
+    frame_skip = args.frame_skip or int(getattr(world_env.unwrapped, "frame_skip", 1) or 1)
+    episode = load_episode(args.episode, height, width, frame_skip) if args.mode == "replay" else None
     policy = make_policy(args.policy, world_env.action_space, args.seed) if args.mode == "policy" else None
-    scorer = FrameScorer(with_lpips=not args.no_lpips) if truth is not None or episode is not None else None
+    with_lpips = args.lpips == "on" or (args.lpips == "auto" and args.mode == "replay")
+    scorer = FrameScorer(with_lpips) if truth is not None or episode is not None else None
     session = ViewerSession(
         world, truth, mode=args.mode, policy=policy, episode=episode, scorer=scorer, seed=args.seed
     )

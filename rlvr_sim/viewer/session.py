@@ -79,7 +79,7 @@ class FrameScorer:
         self.perceptual = video.perceptual_metric() if with_lpips else None
         self.lpips_name = self.perceptual.name if self.perceptual is not None else None
 
-    def __call__(self, predicted: np.ndarray, true: np.ndarray) -> tuple[float, float | None]:
+    def score(self, predicted: np.ndarray, true: np.ndarray) -> tuple[float, float | None]:
         ssim = float(self._video.ssim(predicted[None], true[None])[0]) * 100.0
         lpips = float(self.perceptual(predicted[None], true[None])[0]) * 100.0 if self.perceptual else None
         return ssim, lpips
@@ -185,7 +185,7 @@ class ViewerSession:
             terminated, truncated = terminated or truth_done, truncated or truth_cut
         self.readout = StepReadout(reward=reward, note=note)
         if self.scorer is not None and self.truth_frame is not None:
-            self.readout.ssim, self.readout.lpips = self.scorer(self.world_frame, self.truth_frame)
+            self.readout.ssim, self.readout.lpips = self.scorer.score(self.world_frame, self.truth_frame)
         if (terminated or truncated) and self.episode is None:
             self.reset()
             self.readout.note = (note + "; " if note else "") + "episode ended, restarted"

@@ -179,7 +179,8 @@ def get_temperature(env: gym.Env) -> float | None:
 
 @dataclass
 class Episode:
-    """A data-set episode for replay: frames (T, H, W, 3) uint8 and actions (T, A) float32."""
+    """A data-set episode for replay: frames (T, H, W, 3) uint8 and actions (T - 1, A), action t moving
+    frame t to frame t + 1."""
 
     frames: np.ndarray
     actions: np.ndarray
@@ -189,38 +190,14 @@ class Episode:
         return len(self.frames)
 
 
-def resize_frames(frames: np.ndarray, height: int, width: int) -> np.ndarray:
-    """Frames resized to (height, width) with area averaging (PIL), as the data loaders do for training."""
-    if frames.shape[1:3] == (height, width):
-        return frames
-    from PIL import Image
+def load_episode(path: str | Path, height: int, width: int, frame_skip: int = 1) -> Episode:
+    """One Open-X/RT-1-style episode `.npz` (keys `image`, `action`) at the model's frame size and frame skip."""
+    from rlvr_sim.data.episodes import load_episode as read_episode
 
-    return np.stack(
-        [np.asarray(Image.fromarray(f).resize((width, height), Image.Resampling.BOX)) for f in frames]
-    )
-
-
-def load_episode(path: str | Path, height: int, width: int) -> Episode:
-    """One episode `.npz` (keys `image` (T, H, W, 3) uint8, `action` (T, A)), frames resized to the model's size."""
+    if height != width:
+        raise ValueError(f"replay needs a square world-model frame, got {height}x{width}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"episode file not found: {path}")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            missing = [key for key in ("image", "action") if key not in data.files]
-            if missing:
-                raise ValueError(f"{path}: episode is missing key(s) {missing}; found {sorted(data.files)}")
-            frames, actions = np.asarray(data["image"]), np.asarray(data["action"], dtype=np.float32)
-    except (OSError, EOFError) as error:
-        raise ValueError(f"{path}: not a readable .npz episode ({error})") from None
-    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-        raise ValueError(f"{path}: `image` must be (T, H, W, 3) uint8, got {frames.shape} {frames.dtype}")
-    if actions.ndim != 2 or len(actions) != len(frames):
-        raise ValueError(
-            f"{path}: `action` must be (T, A) with T = {len(frames)} frames, got {actions.shape}"
-        )
-    if len(frames) < 2:
-        raise ValueError(f"{path}: an episode needs at least 2 frames to replay, got {len(frames)}")
-    if not np.isfinite(actions).all():
-        raise ValueError(f"{path}: `action` contains NaN or inf")
-    return Episode(frames=resize_frames(frames, height, width), actions=actions, name=path.stem)
+    episode = read_episode(path, image_size=height, frame_skip=frame_skip)
+    return Episode(frames=episode.images, actions=episode.actions, name=path.stem)

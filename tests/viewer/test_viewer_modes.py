@@ -222,7 +222,7 @@ def test_replay_mode_scores_frames_and_stops_at_episode_end(tmp_path):
     assert session.steps_left == 0
     np.testing.assert_array_equal(session.truth_frame, episode.frames[-1])
     assert session.readout.ssim is not None and -100 <= session.readout.ssim <= 100
-    np.testing.assert_allclose(session.world.actions, episode.actions[:-1])
+    np.testing.assert_allclose(session.world.actions, episode.actions)
     viewer.close()
 
 
@@ -318,3 +318,32 @@ def test_bad_arguments_fail_clearly(tmp_path):
                 str(tmp_path / "x.gif"),
             ]
         )
+
+
+def test_fps_benchmark_reports_play_mode_rate(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "viewer_fps.py"
+    spec = importlib.util.spec_from_file_location("viewer_fps", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "fps.json"
+    result = module.main(
+        [
+            "--frames",
+            "15",
+            "--warmup",
+            "2",
+            "--out",
+            str(out),
+            "--",
+            "--env-id",
+            "ViewerDotWorld-v0",
+            "--ground-truth",
+            "off",
+        ]
+    )
+    assert result["frames_per_second"] > 1.0
+    assert result["world_model_step_ms"] is not None and result["ground_truth_step_ms"] is None
+    assert out.is_file()
