@@ -1,0 +1,137 @@
+"""Run configuration: a YAML preset plus `key=value` overrides (dotted keys reach into dict fields)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A preset or override that cannot be used, with the reason."""
+
+
+@dataclass
+class RunConfig:
+    """Everything an SFT or GRPO run needs. Field comments give the reason for each default."""
+
+    task: str = "addition"  # a name registered in rlvr_sim.tasks.TASKS
+    task_args: dict[str, Any] = field(default_factory=dict)  # passed to the task constructor
+    # model: either `name_or_path` (HF id, HF directory or one of our checkpoints) or a fresh `preset`
+    model: dict[str, Any] = field(default_factory=lambda: {"preset": "tiny-5m"})
+    lora: dict[str, Any] | None = None  # e.g. {rank: 32, alpha: 16}; the paper's language setting
+    output_dir: str = "runs/default"
+    seed: int = 0
+    steps: int = 100  # optimizer steps (one batch of prompts = `mini_batches` optimizer steps for GRPO)
+    lr: float = 1e-4
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    schedule: str = "constant"  # constant | cosine (after warmup)
+    max_grad_norm: float = 1.0
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    batch_size: int = 32  # global prompts per batch (all processes together)
+    micro_batch_size: int = 8  # prompts per forward/backward on one process (memory knob only)
+    # GRPO (PAPER.md: G=5 language / 16 video, clip 0.2, k3 KL 1e-3, token-mean, one PPO epoch)
+    group_size: int = 5
+    mini_batches: int = 1  # optimizer updates per sampled batch (paper: 128 prompts / mini-batch 64 -> 2)
+    clip_eps: float = 0.2
+    dual_clip: float | None = None  # e.g. 3.0
+    kl_coef: float = 1e-3
+    temperature: float | None = None  # None: the task's generation spec (1.0 in the paper)
+    top_k: int | None = None
+    top_p: float | None = None
+    max_new_tokens: int | None = None  # None: the task's generation spec
+    # bookkeeping
+    eval_every: int = 0  # 0: only at start and end
+    eval_examples: int = 64
+    eval_split: str = "test"
+    save_every: int = 0  # 0: only the final checkpoint
+    resume: str | None = None  # None | "auto" (latest checkpoint in output_dir) | a checkpoint path
+    tensorboard: bool = False
+    progress: bool = True
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self)]
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"cannot parse override value {text!r}: {err}") from err
+
+
+def apply_overrides(settings: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply `key=value` strings; `a.b=v` sets settings['a']['b'] (values parsed as YAML scalars)."""
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} is not of the form key=value")
+        key, value = item.split("=", 1)
+        parts = key.strip().split(".")
+        if not all(parts):
+            raise ConfigError(f"override {item!r} has an empty key")
+        target = settings
+        for part in parts[:-1]:
+            node = target.get(part)
+            if node is None:
+                node = target[part] = {}
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r}: {part!r} is not a mapping")
+            target = node
+        target[parts[-1]] = _parse_value(value)
+    return settings
+
+
+def load_config(preset: str | Path | None, overrides: list[str] | None = None, **defaults: Any) -> RunConfig:
+    """Read a preset YAML (or none), apply overrides, and validate every key against RunConfig."""
+    settings: dict[str, Any] = dict(defaults)
+    if preset is not None:
+        path = Path(preset)
+        if not path.exists():
+            raise ConfigError(f"preset not found: {path}")
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as err:
+            raise ConfigError(f"malformed preset {path}: {err}") from err
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"preset {path} must be a mapping of settings, got {type(loaded).__name__}")
+        settings.update(loaded)
+    apply_overrides(settings, overrides or [])
+    known = {f.name: f for f in dataclasses.fields(RunConfig)}
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown settings {unknown}; valid settings: {sorted(known)}")
+    if "adam_betas" in settings:
+        settings["adam_betas"] = tuple(settings["adam_betas"])
+    config = RunConfig(**settings)
+    _validate(config)
+    return config
+
+
+def _validate(c: RunConfig) -> None:
+    checks = [
+        (isinstance(c.steps, int) and c.steps >= 1, "steps must be an integer >= 1"),
+        (isinstance(c.lr, (int, float)) and c.lr > 0, "lr must be a positive number"),
+        (isinstance(c.batch_size, int) and c.batch_size >= 1, "batch_size must be an integer >= 1"),
+        (isinstance(c.micro_batch_size, int) and c.micro_batch_size >= 1, "micro_batch_size must be >= 1"),
+        (isinstance(c.group_size, int) and c.group_size >= 1, "group_size must be an integer >= 1"),
+        (isinstance(c.mini_batches, int) and c.mini_batches >= 1, "mini_batches must be >= 1"),
+        (c.batch_size % c.mini_batches == 0, "batch_size must be divisible by mini_batches"),
+        (0 < c.clip_eps < 1, "clip_eps must be in (0, 1)"),
+        (c.dual_clip is None or c.dual_clip > 1, "dual_clip must be > 1 or null"),
+        (isinstance(c.kl_coef, (int, float)) and c.kl_coef >= 0, "kl_coef must be >= 0"),
+        (c.schedule in ("constant", "cosine"), "schedule must be constant or cosine"),
+        (isinstance(c.model, dict) and ("preset" in c.model or "name_or_path" in c.model),
+         "model needs a `preset` or a `name_or_path`"),
+        (isinstance(c.task_args, dict), "task_args must be a mapping"),
+        (c.lora is None or isinstance(c.lora, dict), "lora must be a mapping or null"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(message)
