@@ -5,7 +5,7 @@ step, the ground-truth step when gym-pusht runs alongside, per-frame scoring (SS
 the display flip; frame-rate cap off, torch on one thread. Writes JSON (stdout, and --out when given).
 
     python benchmarks/viewer_fps.py                          # embedded model, beside gym-pusht
-    python benchmarks/viewer_fps.py --frames 300 --out viewer_fps.json -- --ground-truth off --no-lpips
+    python benchmarks/viewer_fps.py --frames 300 --out viewer_fps.json -- --ground-truth off --lpips off
 """
 
 from __future__ import annotations

@@ -416,7 +416,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--horizon", type=int, default=7, help="filmstrip: frames predicted ahead")
     parser.add_argument("--filmstrip", action="store_true", help="show the filmstrip from the start")
     parser.add_argument(
-        "--no-lpips", action="store_true", help="score frames with SSIM only (no LPIPS network)"
+        "--lpips",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="per-frame LPIPS beside SSIM (auto: in replay only; it costs a network pass per frame)",
     )
     parser.add_argument("--no-help", action="store_true", help="start with the help overlay hidden")
     parser.add_argument("--out-dir", default="viewer_captures", help="where screenshots and recordings go")
