@@ -1,0 +1,167 @@
+"""Collect web transitions on the local site: `python training/collect.py --task web --out DIR ...`.
+
+Agents: a scripted explorer that prefers elements whose names share words with the task objective
+(and types values taken from the objective into text fields), mixed with uniformly random actions
+(click, type, hover, scroll, go_back, goto a site page). Each step writes one WMA-style record
+(objective, action, tree before/after, URL path, previous actions, the gold item changes in the
+three-section format) to `train.jsonl` or `test.jsonl` (split by episode, so test pages/action
+sequences are held out as whole episodes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+from rlvr_sim.envs.web.browser_env import BrowserEnv
+from rlvr_sim.envs.web.tasks import WEB_TASKS
+from rlvr_sim.envs.web.tree import format_changes, item_changes, split_header
+
+from rlvr_sim.data.wma import WebTransition, to_wma_record
+
+SITE_PATHS = ("/", "/products", "/products?page=2", "/products?page=3", "/orders", "/orders?status=pending",
+              "/customers", "/products/new", "/account/settings")
+TYPED_VALUES = ("9.00", "5.00", "0", "100", "tea", "mug", "Black Pen", "alan@turing.org", "25.00", "10", "abc")
+_CLICKABLE = ("link", "button", "checkbox", "searchbox", "textbox", "combobox")
+_TYPEABLE = ("textbox", "searchbox", "combobox")
+
+
+def _elements(tree: str) -> list[tuple[str, str, str]]:
+    """(id, role, name) of each tree line."""
+    out = []
+    for line in split_header(tree)[1]:
+        match = re.match(r"\[(\d+)\] (\S+) (?:'(.*?)'|\"(.*?)\")", line.text)
+        if match:
+            out.append((match.group(1), match.group(2), match.group(3) or match.group(4) or ""))
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9@.#]+", text.lower()))
+
+
+def _objective_values(objective: str) -> list[str]:
+    """Values an objective asks to enter: amounts, emails, the phrase after 'to'/'named'/'for'."""
+    values = re.findall(r"\b\d+\.\d+\b|\b\d+\b|\S+@\S+", objective)
+    for pattern in (r"\bto ([A-Z][\w ]+)$", r"named ([A-Z][\w ]+?) with", r"\bfor (\w+)$"):
+        values += re.findall(pattern, objective)
+    return values
+
+
+def random_action(tree: str, rng: np.random.Generator) -> str:
+    """A uniformly random action over the page's elements and the site's pages."""
+    elements = _elements(tree)
+    clickable = [e for e in elements if e[1] in _CLICKABLE]
+    typeable = [e for e in elements if e[1] in _TYPEABLE]
+    roll = rng.random()
+    if roll < 0.55 and clickable:
+        return f"click [{clickable[rng.integers(len(clickable))][0]}]"
+    if roll < 0.70 and typeable:
+        element = typeable[rng.integers(len(typeable))]
+        return f"type [{element[0]}] [{TYPED_VALUES[rng.integers(len(TYPED_VALUES))]}] [{int(rng.random() < 0.3)}]"
+    if roll < 0.78 and elements:
+        return f"hover [{elements[rng.integers(len(elements))][0]}]"
+    if roll < 0.83:
+        return f"scroll [{'down' if rng.random() < 0.5 else 'up'}]"
+    if roll < 0.90:
+        return "go_back"
+    return f"goto [{SITE_PATHS[rng.integers(len(SITE_PATHS))]}]"
+
+
+def scripted_action(objective: str, tree: str, rng: np.random.Generator) -> str:
+    """Objective-guided exploration: type an objective value into a matching field, else click the
+    element sharing most words with the objective (ties broken at random)."""
+    elements = _elements(tree)
+    goal = _words(objective)
+    values = _objective_values(objective)
+    typeable = [e for e in elements if e[1] in _TYPEABLE]
+    if values and typeable and rng.random() < 0.35:
+        element = typeable[rng.integers(len(typeable))]
+        return f"type [{element[0]}] [{values[rng.integers(len(values))]}] [0]"
+    scored = [(len(goal & _words(name)) + rng.random() * 0.5, eid) for eid, role, name in elements
+              if role in _CLICKABLE]
+    if not scored:
+        return random_action(tree, rng)
+    return f"click [{max(scored)[1]}]"
+
+
+def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: float = 0.2, max_steps: int = 8,
+            scripted_prob: float = 0.5) -> dict[str, int]:
+    """Run `episodes` episodes and write train.jsonl/test.jsonl under `out_dir`; returns counts."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    counts = {"train": 0, "test": 0}
+    env = BrowserEnv(max_steps=max_steps)
+    files = {split: (out / f"{split}.jsonl").open("w", encoding="utf-8") for split in counts}
+    try:
+        for episode in range(episodes):
+            split = "test" if rng.random() < test_fraction else "train"
+            task = WEB_TASKS[int(rng.integers(len(WEB_TASKS)))]
+            tree, info = env.reset(seed=seed + episode, options={"task_id": task.task_id})
+            previous: list[str] = []
+            for step in range(max_steps):
+                if rng.random() < scripted_prob:
+                    action = scripted_action(task.objective, tree, rng)
+                else:
+                    action = random_action(tree, rng)
+                url = info["url"]
+                next_tree, _, terminated, truncated, info = env.step(action)
+                record = WebTransition(
+                    objective=task.objective, action=action, tree=tree,
+                    gold=format_changes(item_changes(tree, next_tree)), url=url, next_tree=next_tree,
+                    previous_actions=list(previous), task_id=task.task_id, step_idx=step,
+                )
+                files[split].write(json.dumps(to_wma_record(record)) + "\n")
+                counts[split] += 1
+                previous.append(action)
+                tree = next_tree
+                if terminated or truncated:
+                    break
+    finally:
+        for handle in files.values():
+            handle.close()
+        env.close()
+    return counts
+
+
+def record_start_pages(path: str | Path) -> int:
+    """Write {task_id: {"tree", "url"}} of every task's start page, as the real browser shows it (the
+    starting states of `RLVRWorld-Web-v0`); returns the number of tasks."""
+    env = BrowserEnv()
+    pages = {}
+    try:
+        for task in WEB_TASKS:
+            tree, info = env.reset(seed=0, options={"task_id": task.task_id})
+            pages[str(task.task_id)] = {"tree": tree, "url": info["url"]}
+    finally:
+        env.close()
+    Path(path).write_text(json.dumps(pages, indent=1) + "\n", encoding="utf-8")
+    return len(pages)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: --out DIR --episodes N --seed S [--test-fraction F --max-steps K --start-pages FILE]."""
+    parser = argparse.ArgumentParser(description="Collect web transitions on the local shop site.")
+    parser.add_argument("--out", required=True, help="output directory (train.jsonl, test.jsonl)")
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--test-fraction", type=float, default=0.2)
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--scripted-prob", type=float, default=0.5, help="share of objective-guided actions")
+    parser.add_argument("--start-pages", help="also write every task's start page to this JSON file")
+    args = parser.parse_args(argv)
+    start = time.time()
+    if args.start_pages:
+        record_start_pages(args.start_pages)
+    counts = collect(args.out, args.episodes, args.seed, args.test_fraction, args.max_steps, args.scripted_prob)
+    print(json.dumps({"out": str(args.out), **counts, "seconds": round(time.time() - start, 1)}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
