@@ -1,6 +1,6 @@
 """Play the text games with scripted and random agents; write transitions in the ByteSized32 jsonl schema.
 
-    python training/collect.py --task textgame --out data/textgame --episodes-per-game 150 --seed 0
+    python training/collect.py --task textgame --out data/textgame --episodes-per-game 300 --seed 0
 
 Writes train.jsonl / test.jsonl (split by held-out current states: no test state occurs in train),
 heldout_games.jsonl (every transition of the held-out games, for the held-out-game split) and
@@ -56,8 +56,8 @@ def _state_key(record: dict) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()
 
 
-def collect(out_dir: str | Path, episodes_per_game: int = 150, max_steps: int = 20, seed: int = 0,
-            test_fraction: float = 0.15, heldout_games: tuple[str, ...] = ("refrigerate-milk",)) -> dict:
+def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 20, seed: int = 0,
+            test_fraction: float = 0.2, heldout_games: tuple[str, ...] = ("refrigerate-milk",)) -> dict:
     """Collect, dedup, split and write the data set; returns the stats that are also written to stats.json."""
     unknown = set(heldout_games) - set(GAMES)
     if unknown:
@@ -104,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="data/textgame", help="output directory")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--episodes-per-game", type=int, default=150)
+    parser.add_argument("--episodes-per-game", type=int, default=300)
     parser.add_argument("--max-steps", type=int, default=20, help="step limit per episode")
-    parser.add_argument("--test-fraction", type=float, default=0.15, help="share of held-out current states")
+    parser.add_argument("--test-fraction", type=float, default=0.2, help="share of held-out current states")
     parser.add_argument("--heldout-games", default="refrigerate-milk", help="comma-separated game ids kept out of train/test")
     args = parser.parse_args(argv)
     heldout = tuple(g for g in args.heldout_games.split(",") if g)

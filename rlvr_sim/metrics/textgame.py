@@ -13,6 +13,7 @@ paper's. Pure python: no torch, no model code.
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import re
 from collections import Counter
@@ -207,7 +208,9 @@ def make_diff(current_state: dict | str | list, next_state: dict | str | list) -
     cur_objects, cur_score = split_state(current_state)
     next_objects, next_score = split_state(next_state)
     modified = [
-        obj for uuid, obj in next_objects.items() if uuid not in cur_objects or not objects_equal(cur_objects[uuid], obj)
+        copy.deepcopy(obj)
+        for uuid, obj in next_objects.items()
+        if uuid not in cur_objects or not objects_equal(cur_objects[uuid], obj)
     ]
     removed = [uuid for uuid in cur_objects if uuid not in next_objects]
     score = next_score if next_score is not None and not values_equal(cur_score, next_score) else {}
