@@ -454,7 +454,7 @@ def build_viewer(args: argparse.Namespace) -> Viewer:
         raise ValueError("--mode replay needs --episode PATH.npz")
     frame_skip = args.frame_skip or int(getattr(world_env.unwrapped, "frame_skip", 1) or 1)
     episode = load_episode(args.episode, height, width, frame_skip) if args.mode == "replay" else None
-    policy = make_policy(args.policy, world_env.action_space, args.seed) if args.mode == "policy" else None
+    policy = make_policy(args.policy, args.seed) if args.mode == "policy" else None
     with_lpips = args.lpips == "on" or (args.lpips == "auto" and args.mode == "replay")
     scorer = FrameScorer(with_lpips) if truth is not None or episode is not None else None
     session = ViewerSession(

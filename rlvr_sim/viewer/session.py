@@ -29,7 +29,7 @@ class Policy(Protocol):
     def act(self, info: dict[str, Any]) -> np.ndarray: ...
 
 
-def make_policy(spec: str, action_space: gym.spaces.Box, seed: int) -> Policy:
+def make_policy(spec: str, seed: int = 0) -> Policy:
     """A PushT skill name from `rlvr_sim.policies.pusht.SKILLS` ('expert', 'good', ..., 'random'),
     or 'package.module:factory' for any object with `act(info)` (built as factory(seed=seed))."""
     if ":" in spec:
@@ -165,7 +165,19 @@ class ViewerSession:
             return self.episode.actions[self.step_index]
         if self.human_control or self.policy is None:
             return self.target.copy()
-        return np.asarray(self.policy.act(self.policy_info), dtype=np.float32)
+        return self._policy_action(self.policy, self.policy_info)
+
+    def _policy_action(self, policy: Policy, info: dict[str, Any]) -> np.ndarray:
+        try:
+            return np.asarray(policy.act(info), dtype=np.float32)
+        except KeyError as missing:
+            source = (
+                "the ground truth" if self.truth is not None else "the world model (no ground truth running)"
+            )
+            raise ValueError(
+                f"the policy needs {missing} in the env info, which {source} does not provide; "
+                "PushT scripted policies read the true state: run beside gym-pusht (--ground-truth on)"
+            ) from None
 
     def step(self, action: np.ndarray | None = None) -> bool:
         """Advance both worlds by one action (default: the controller's). False when a replay has ended."""
@@ -240,13 +252,13 @@ class ViewerSession:
             policy = _branch_policy(self.policy)
             if self.truth is not None:
                 strip.truth, actions = self.truth.imagine(
-                    lambda k, info: np.asarray(policy.act(info), dtype=np.float32), horizon, self.truth_info
+                    lambda k, info: self._policy_action(policy, info), horizon, self.truth_info
                 )
             else:
                 actions = []
 
                 def plan(k: int, info: dict[str, Any]) -> np.ndarray:
-                    actions.append(np.asarray(policy.act(info), dtype=np.float32))
+                    actions.append(self._policy_action(policy, info))
                     return actions[-1]
 
                 strip.world, _ = self.world.imagine(plan, horizon, self.world_info)

@@ -347,3 +347,27 @@ def test_fps_benchmark_reports_play_mode_rate(tmp_path):
     assert result["frames_per_second"] > 1.0
     assert result["world_model_step_ms"] is not None and result["ground_truth_step_ms"] is None
     assert out.is_file()
+
+
+@pytest.mark.skipif(not ground_truth_available(), reason="gym-pusht not installed")
+def test_pusht_expert_policy_acts_on_the_ground_truth_state(tmp_path):
+    from rlvr_sim.viewer.session import make_policy
+
+    session = make_session("policy", truth=True, policy=make_policy("expert", seed=0))
+    viewer = make_viewer(session, tmp_path, show_filmstrip=True)
+    for _ in range(3):
+        viewer.tick()
+    assert len(session.world.actions) == 3
+    np.testing.assert_allclose(session.truth.actions, session.world.actions)
+    assert len(viewer.strip.truth) == 4 and len(viewer.strip.world) == 4
+    viewer.close()
+
+
+def test_pusht_policy_without_ground_truth_fails_clearly():
+    from rlvr_sim.viewer.session import make_policy
+
+    session = make_session("policy", policy=make_policy("expert", seed=0))
+    with pytest.raises(ValueError, match="true state"):
+        session.step()
+    with pytest.raises(ValueError, match="unknown policy"):
+        make_policy("grandmaster", seed=0)
