@@ -1,0 +1,161 @@
+"""Table-1-style evaluation of text-game world models: exact-match accuracy on Unchanged / Changed / Overall
+transitions plus mean binary and task-specific rewards, for any checkpoint on any loaded data set.
+
+    python evaluations/textgame.py                       # embedded checkpoints on our test + held-out-game sets
+    python evaluations/textgame.py --checkpoint sft=runs/textgame_sft/final --data test=data/textgame/test.jsonl
+    python evaluations/textgame.py --checkpoint qwen=/path/to/hf_model --data rw=test_state_difference.parquet \
+        --prompt-format source --max-new-tokens 4096      # an HF model on RLVR-World rows with their own prompts
+
+Writes <out>.json and <out>.md (default evaluations/results/textgame.{json,md}). Predictions are greedy.
+Accuracy uses the correct (default) semantics; the compat="rlvr-world" exact match is reported beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rlvr_sim.data.bytesized32 import TextGameTransition, load_transitions
+from rlvr_sim.metrics.textgame import (
+    accuracy_report,
+    format_accuracy_table,
+    is_changed_transition,
+    text_game_reward,
+)
+from rlvr_sim.tasks.textgame import ASSETS_DIR
+
+EMBEDDED = {
+    "SFT": "textgame_sft",
+    "RLVR (binary)": "textgame_rlvr_binary",
+    "RLVR (task-specific)": "textgame_rlvr_task_specific",
+}
+DEFAULT_DATA_DIR = Path("data/textgame")
+DEFAULT_DATASETS = {"test (held-out states)": "test.jsonl", "held-out game": "heldout_games.jsonl"}
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "textgame"  # evaluations/results/textgame.{json,md}
+
+
+def evaluate_predictions(transitions: list[TextGameTransition], responses: list[str]) -> dict[str, Any]:
+    """Accuracy report and mean rewards of model responses (one per transition)."""
+    if len(transitions) != len(responses):
+        raise ValueError(f"{len(responses)} responses for {len(transitions)} transitions")
+    changed, correct, correct_compat, binary, task_specific = [], [], [], [], []
+    per_game: dict[str, list[bool]] = {}
+    for transition, response in zip(transitions, responses):
+        current, gold = transition.current_state, transition.gold_state
+        changed.append(is_changed_transition(current, gold))
+        binary.append(text_game_reward(response, current, gold, "binary"))
+        task_specific.append(text_game_reward(response, current, gold, "task_specific"))
+        correct.append(binary[-1] == 1.0)
+        correct_compat.append(text_game_reward(response, current, gold, "binary", compat="rlvr-world") == 1.0)
+        per_game.setdefault(transition.game or "?", []).append(correct[-1])
+    report = accuracy_report(changed, correct)
+    report.update(
+        overall_rlvr_world_compat=round(100.0 * sum(correct_compat) / max(len(correct_compat), 1), 2),
+        mean_binary_reward=sum(binary) / max(len(binary), 1),
+        mean_task_specific_reward=sum(task_specific) / max(len(task_specific), 1),
+        per_game_overall={g: round(100.0 * sum(v) / len(v), 2) for g, v in sorted(per_game.items())},
+    )
+    return report
+
+
+def predict_responses(checkpoint: str, transitions: list[TextGameTransition], batch_size: int = 32,
+                      prompt_format: str = "ours", max_new_tokens: int | None = None) -> tuple[list[str], int]:
+    """Greedy responses of a checkpoint; returns (responses, number of prompts too long for the model)."""
+    from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel
+
+    world_model = TextGameWorldModel(checkpoint, max_new_tokens=max_new_tokens, prompt_format=prompt_format)
+    responses: list[str] = []
+    too_long = 0
+    for start in range(0, len(transitions), batch_size):
+        for prediction in world_model.predict(transitions[start : start + batch_size], temperature=0.0):
+            responses.append(prediction.text)
+            too_long += prediction.error is not None and "exceeds" in prediction.error
+    return responses, too_long
+
+
+def _named(items: list[str], what: str) -> dict[str, str]:
+    named = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            name, value = Path(item).stem if what == "data" else Path(item).name, item
+        named[name] = value
+    return named
+
+
+def run(checkpoints: dict[str, str], datasets: dict[str, str], out: Path, batch_size: int = 32,
+        prompt_format: str = "ours", max_new_tokens: int | None = None, limit: int | None = None,
+        command: str = "") -> dict[str, Any]:
+    """Evaluate every checkpoint on every data set; write <out>.json and <out>.md; return the results."""
+    results: dict[str, Any] = {"command": command, "python": platform.python_version(), "datasets": {}}
+    for data_name, data_path in datasets.items():
+        transitions = load_transitions(data_path)[:limit]
+        rows = {}
+        for model_name, checkpoint in checkpoints.items():
+            start = time.time()
+            responses, too_long = predict_responses(checkpoint, transitions, batch_size, prompt_format, max_new_tokens)
+            row = evaluate_predictions(transitions, responses)
+            row.update(checkpoint=str(checkpoint), prompts_too_long=too_long, seconds=round(time.time() - start, 1))
+            rows[model_name] = row
+            print(f"{data_name} | {model_name}: overall {row['overall']} (unchanged {row['unchanged']}, "
+                  f"changed {row['changed']}), {row['seconds']} s", file=sys.stderr)
+        results["datasets"][data_name] = {"path": str(data_path), "n": len(transitions), "rows": rows}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    out.with_suffix(".md").write_text(render_markdown(results))
+    return results
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    """Markdown tables (one per data set) of a results dict as written by `run`."""
+    parts = ["# Text-game world models: exact-match accuracy (%)\n",
+             f"Generated by `{results.get('command') or 'python evaluations/textgame.py'}`.\n"]
+    for data_name, block in results["datasets"].items():
+        parts.append(f"\n## {data_name} ({block['n']} transitions, `{block['path']}`)\n\n")
+        parts.append(format_accuracy_table(block["rows"]))
+    return "".join(parts)
+
+
+def load_results(path: str | Path | None = None) -> dict[str, Any] | None:
+    """The last written results (default: the committed evaluations/results/textgame.json), or None."""
+    path = Path(path) if path is not None else DEFAULT_OUT.with_suffix(".json")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", action="append", default=[],
+                        help="NAME=PATH_OR_HF_ID (repeatable); default: the embedded SFT and RLVR checkpoints")
+    parser.add_argument("--data", action="append", default=[],
+                        help="NAME=FILE (.jsonl ByteSized32 schema or RLVR-World .parquet; repeatable); "
+                             "default: data/textgame test + held-out game (collected if missing)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output path without extension")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--prompt-format", choices=("ours", "source"), default="ours",
+                        help="ours: our codec q(s,a); source: the rows' own prompts (RLVR-World parquet)")
+    parser.add_argument("--max-new-tokens", type=int, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N transitions per set")
+    args = parser.parse_args(argv)
+    checkpoints = _named(args.checkpoint, "checkpoint") or {n: str(ASSETS_DIR / d) for n, d in EMBEDDED.items()}
+    datasets = _named(args.data, "data")
+    if not datasets:
+        if not (DEFAULT_DATA_DIR / "test.jsonl").exists():
+            from rlvr_sim.envs.textgame.collect import collect
+
+            collect(DEFAULT_DATA_DIR)
+        datasets = {name: str(DEFAULT_DATA_DIR / file) for name, file in DEFAULT_DATASETS.items()}
+    command = "python " + shlex.join(["evaluations/textgame.py", *(sys.argv[1:] if argv is None else argv)])
+    results = run(checkpoints, datasets, Path(args.out), args.batch_size, args.prompt_format,
+                  args.max_new_tokens, args.limit, command)
+    print(render_markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
