@@ -107,7 +107,7 @@ def _id_of(item: str) -> int:
 def apply_changes(tree: str, changes: ItemChanges) -> str:
     """The tree after `changes`: deleted ids removed, updated ids replaced in place (keeping depth),
     new items inserted after the line with the nearest smaller id (ids grow in document order on our
-    site and in WebArena), at that line's depth; an update for an unknown id is treated as new and a new
+    site and in WebArena), at that line's depth; the tab header follows the RootWebArea's name; an update for an unknown id is treated as new and a new
     item whose id already exists as an update."""
     header, lines = split_header(tree)
     deleted = {_id_of(item) for item in changes.deleted}
@@ -124,4 +124,7 @@ def apply_changes(tree: str, changes: ItemChanges) -> str:
         depth = result[position - 1].depth if position > 0 else 0
         result.insert(position, TreeLine(node_id, depth, text))
     body = "\n".join("\t" * line.depth + line.text for line in result)
+    root = next((re.match(r"\[\d+\] RootWebArea (['\"])(.*)\1", line.text) for line in result[:1]), None)
+    if root and re.match(r"^Tab \d+ \(current\): ", header):
+        header = re.sub(r"^(Tab \d+ \(current\): ).*$", lambda m: m.group(1) + root.group(2), header, count=1)
     return f"{header}\n\n{body}" if header else body

@@ -1,0 +1,54 @@
+"""WebTask: prompt codec (trimming), examples, F1 reward with its documented fallback."""
+
+import json
+
+import pytest
+
+from rlvr_sim.tasks import make_task
+from rlvr_sim.tasks.web import WebTask, format_prompt, train_tokenizer, tree_body, url_path
+
+TREE = "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True\n" + "\n".join(
+    f"\t[{i}] link 'Product number {i}'" for i in range(2, 80))
+GOLD = "New items:\nNone\n\nDeleted items:\nNone\n\nUpdated items:\n[1] RootWebArea 'Orders' focused: True"
+
+
+@pytest.fixture()
+def data_dir(tmp_path):
+    record = {"objective": "Open orders", "current_action": "click [2]", "observation": TREE, "url": "http://127.0.0.1:5555/x?y=1",
+              "next_state_tao": GOLD}
+    for split in ("train", "test"):
+        (tmp_path / f"{split}.jsonl").write_text("\n".join(json.dumps(record) for _ in range(3)) + "\n")
+    return tmp_path
+
+
+def test_prompt_drops_origin_and_header_and_trims_long_trees(data_dir):
+    assert url_path("http://127.0.0.1:5555/x?y=1") == "/x?y=1" and url_path("/a") == "/a"
+    assert tree_body(TREE)[0] == "[1] RootWebArea 'Shop' focused: True"
+    tokenizer = train_tokenizer([format_prompt("Open orders", "/", "click [2]", tree_body(TREE)) + GOLD], 400)
+    task = WebTask(tokenizer=tokenizer, data_dir=str(data_dir), max_prompt_tokens=120, max_new_tokens=64)
+    (example, *_) = task.examples("train")
+    assert len(example.prompt_ids) <= 120
+    text = tokenizer.decode(example.prompt_ids)
+    assert "URL: /x?y=1" in text and text.rstrip().endswith("CHANGES:") and "...\nCHANGES:" in text
+    assert "Tab 0" not in text
+    assert example.answer_ids[-1] == task.eos_token_id
+
+
+def test_reward_is_item_change_f1_with_zero_for_garbage(data_dir):
+    task = make_task("web", data_dir=str(data_dir))
+    (example, *_) = task.examples("test")
+    gold_ids = example.answer_ids
+    garbage = task.tokenizer.encode("I have no idea", add_special_tokens=False)
+    partial = task.tokenizer.encode("New items:\n[9] link 'x'\nDeleted items:\nNone\nUpdated items:\n"
+                                    "[1] RootWebArea 'Orders' focused: True", add_special_tokens=False)
+    rewards = task.reward([example.prompt_ids] * 3, [gold_ids, garbage, partial], [example.metadata] * 3)
+    assert rewards[0] == 1.0 and rewards[1] == 0.0 and rewards[2] == pytest.approx(2 / 3)
+    assert task.generation_spec().stop_token_ids == [task.eos_token_id]
+    with pytest.raises(KeyError, match="gold"):
+        task.reward([[1]], [[1]], [{}])
+
+
+def test_missing_data_dir_names_the_collect_command(tmp_path):
+    task = WebTask(tokenizer=train_tokenizer(["a b c"], 300), data_dir=str(tmp_path / "none"))
+    with pytest.raises(FileNotFoundError, match="training/collect.py --task web"):
+        task.examples("train")
