@@ -35,7 +35,18 @@ PEARSON_EPS = 1e-8
 
 POLICY_COLUMNS = ("policy", "policies", "checkpoint", "ckpt", "model", "policy_name", "ckpt_alias")
 TASK_COLUMNS = ("task", "task_name", "env", "env_name", "environment")
-REAL_NAMES = ("real", "real_success", "real_success_rate", "real_eval", "real_perf", "real world")
+REAL_NAMES = (
+    "real",
+    "real world",
+    "real robot",
+    "real success",
+    "real success rate",
+    "real eval",
+    "real evaluation",
+    "real perf",
+    "real world success",
+    "real-world success rate",
+)
 
 
 def _rates_vector(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
@@ -171,8 +182,8 @@ def _normalise(name: str) -> str:
 
 
 def _is_real(name: str) -> bool:
-    key = _normalise(name)
-    return key in {_normalise(n) for n in REAL_NAMES} or key.startswith("real_") or key == "real"
+    """Whether a column/row/key names the real-world evaluation (e.g. 'Real', 'real_success', 'REAL_PERF')."""
+    return _normalise(name) in {_normalise(n) for n in REAL_NAMES}
 
 
 def _parse_rate(value: Any, where: str, percent: bool) -> float:

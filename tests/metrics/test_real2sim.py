@@ -198,3 +198,17 @@ def test_simpler_published_pick_coke_can_by_hand(tmp_path) -> None:
     assert task["metrics"]["simpler"]["mmrv"] == pytest.approx(0.188 / 6)
     assert task["metrics"]["simpler"]["pearson"] == pytest.approx(np.corrcoef(sim, real)[0, 1], abs=1e-6)
     assert "| google_robot_pick_coke_can | simpler | 6 |" in (out / "real2sim.md").read_text()
+
+
+def test_load_json_with_simpler_variable_names(tmp_path) -> None:
+    path = tmp_path / "perf.json"
+    path.write_text(
+        json.dumps({"REAL_PERF": SIMPLER_STYLE["real"], "SIMPLER_PERF": SIMPLER_STYLE["simpler"]})
+    )
+    tables = {t.task: t for t in load_success_table(path)}
+    assert set(tables["move_near"].sims) == {"SIMPLER_PERF"}
+    # a simulator column whose name starts with "real" is still a simulator
+    csv_path = tmp_path / "t.csv"
+    csv_path.write_text("policy,real,real_pixel_judge\na,0.5,0.4\nb,0.1,0.2\n")
+    (table,) = load_success_table(csv_path)
+    assert set(table.sims) == {"real_pixel_judge"}
