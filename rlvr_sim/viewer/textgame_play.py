@@ -282,64 +282,33 @@ class TextGamePlayer:
         console.print(f"{self.exact}/{self.steps} steps predicted exactly.")
 
 
-class CheckpointPredictor:
-    """A text-game world-model checkpoint (ours, or any causal LM directory with its tokenizer) predicting
-    with the task's codec: prompt q(s, a), sampled answer, decoded diff applied to the current state."""
+class WorldModelPredictor:
+    """The text-game world model (`rlvr_sim.envs.textgame.world_model_env.TextGameWorldModel`: any
+    checkpoint, default the embedded RLVR one) as a `StatePredictor`."""
 
-    def __init__(
-        self, checkpoint: str, temperature: float = 0.0, seed: int = 0, max_new_tokens: int | None = None
-    ) -> None:
-        import torch
+    def __init__(self, checkpoint: str | None = None, temperature: float = 0.0, seed: int = 0) -> None:
+        from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel
 
-        from rlvr_sim.models.lm import load_model
-        from rlvr_sim.tasks.textgame import TextGameTask
-
-        model, tokenizer, meta = load_model(checkpoint)
-        if tokenizer is None:
-            raise ValueError(f"{checkpoint}: no tokenizer saved with the checkpoint")
-        self.model = model.eval()
-        self.task = TextGameTask(tokenizer=tokenizer, **_codec_settings(meta))
+        self.model = TextGameWorldModel(checkpoint)
+        self.name = Path(self.model.checkpoint).name
         self.temperature = temperature
         self.seed = seed
-        self.max_new_tokens = max_new_tokens or self.task.max_new_tokens
-        self.name = Path(checkpoint).name
-        self._torch = torch
         self._calls = 0
 
     def predict(self, game: str, current_state: dict, action: str, uuid_base: int, task: str) -> Prediction:
         from rlvr_sim.data.bytesized32 import TextGameTransition
-        from rlvr_sim.rl.sampler import sample
-        from rlvr_sim.tasks.textgame import decode_answer
 
         transition = TextGameTransition(
             current_state=current_state,
-            gold_state=current_state,  # unknown here and unused by the prompt
+            gold_state=current_state,  # not known yet, and not part of the prompt
             action=action,
             uuid_base=uuid_base,
             task_description=task,
             game=game,
         )
-        with self._torch.no_grad():
-            output = sample(
-                self.model,
-                [self.task.encode_prompt(transition)],
-                max_new_tokens=self.max_new_tokens,
-                temperature=self.temperature,
-                stop_token_ids=[self.task.eos_token_id],
-                pad_token_id=self.task.pad_token_id,
-                seed=self.seed + self._calls,
-            )
+        (prediction,) = self.model.predict([transition], self.temperature, seeds=[self.seed + self._calls])
         self._calls += 1
-        raw = self.task.decode(output.completions()[0])
-        state, error = decode_answer(raw, current_state)
-        return Prediction(raw=raw, state=state, error=error)
-
-
-def _codec_settings(meta: dict) -> dict[str, Any]:
-    """The codec options a checkpoint was trained with (from its rlvr_sim.json), for the prompt to match."""
-    saved = meta.get("task_kwargs") or meta.get("task", {})
-    saved = saved if isinstance(saved, dict) else {}
-    return {key: saved[key] for key in ("with_rules", "max_new_tokens", "max_prompt_tokens") if key in saved}
+        return Prediction(raw=prediction.text, state=prediction.state, error=prediction.error)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -368,9 +337,7 @@ def main(argv: Sequence[str] | None = None, predictor: StatePredictor | None = N
     if args.game not in GAMES:
         raise SystemExit(f"unknown game {args.game!r}; known: {', '.join(sorted(GAMES))}")
     if predictor is None:
-        if args.checkpoint is None:
-            raise SystemExit("--checkpoint DIR is required: no embedded text-game checkpoint is registered")
-        predictor = CheckpointPredictor(args.checkpoint, temperature=args.temperature, seed=args.seed)
+        predictor = WorldModelPredictor(args.checkpoint, temperature=args.temperature, seed=args.seed)
     player = TextGamePlayer(args.game, predictor, seed=args.seed)
     player.run(args.actions.split(";") if args.actions is not None else None)
     return 0

@@ -7,9 +7,9 @@ from rich.console import Console
 from rlvr_sim.envs.textgame.games import make_game
 
 from rlvr_sim.viewer.textgame_play import (
-    CheckpointPredictor,
     Prediction,
     TextGamePlayer,
+    WorldModelPredictor,
     diff_rows,
     main,
 )
@@ -128,7 +128,8 @@ def test_untrained_checkpoint_reports_unparseable_output(tmp_path):
         num_key_value_heads=2,
     )
     save_checkpoint(tmp_path / "untrained", model, tokenizer, meta={"task": "textgame"})
-    predictor = CheckpointPredictor(str(tmp_path / "untrained"), max_new_tokens=8)
+    predictor = WorldModelPredictor(str(tmp_path / "untrained"))
+    predictor.model.max_new_tokens = 8
     console = Console(record=True, width=140, color_system=None)
     player = TextGamePlayer("boil-water", predictor, console=console)
     player.run(["turn on stove"])
