@@ -341,3 +341,7 @@ def main(argv: Sequence[str] | None = None, predictor: StatePredictor | None = N
     player = TextGamePlayer(args.game, predictor, seed=args.seed)
     player.run(args.actions.split(";") if args.actions is not None else None)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
