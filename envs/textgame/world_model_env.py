@@ -7,6 +7,7 @@ With ``shadow=True`` the real game steps alongside and `info["shadow"]` reports 
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,8 +180,8 @@ class TextGameWorldModelEnv(gym.Env):
         return state_text(self.real_game.task_description, self.state)
 
     def _base_info(self) -> dict[str, Any]:
-        return {"game": self.real_game.game_id, "valid_actions": self.real_game.all_actions(), "state": self.state,
-                "uuid_base": self.uuid_base}
+        return {"game": self.real_game.game_id, "valid_actions": self.real_game.all_actions(),
+                "state": copy.deepcopy(self.state), "uuid_base": self.uuid_base}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)

@@ -1,0 +1,122 @@
+"""ByteSized32 jsonl and RLVR-World parquet loaders, and the text-game codec/task."""
+
+import json
+from pathlib import Path
+
+import pytest
+from rlvr_sim.envs.textgame.collect import collect
+
+from rlvr_sim.data.bytesized32 import (
+    TextGameDataError,
+    load_bytesized32_jsonl,
+    load_rlvr_world_parquet,
+    load_transitions,
+    write_rlvr_world_parquet,
+)
+from rlvr_sim.metrics.textgame import make_diff, text_game_reward
+from rlvr_sim.tasks import make_task
+from rlvr_sim.tasks.textgame import encode_answer_text, encode_prompt_text, train_tokenizer
+
+REAL_SAMPLE = Path("/work/shared/samples/bytesized32_format_sample.jsonl")
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("textgame")
+    collect(out, episodes_per_game=8, max_steps=8, seed=2, test_fraction=0.25)
+    return out
+
+
+@pytest.mark.skipif(not REAL_SAMPLE.exists(), reason="real-format sample not on this machine")
+def test_real_bytesized32_sample_loads_unchanged():
+    transitions = load_bytesized32_jsonl(REAL_SAMPLE)
+    rows = [json.loads(line) for line in REAL_SAMPLE.read_text().splitlines() if line.strip()]
+    assert len(transitions) == len(rows)
+    for t, row in zip(transitions, rows):
+        assert t.action == row["tick_state"]["lastAction"] and t.uuid_base == row["current_state"]["max_UUID"]
+        assert t.gold_state["game_state"][-1] == row["next_score_state"]
+        gold = encode_answer_text(t)
+        assert text_game_reward(gold, t.current_state, t.gold_state) == 1.0
+
+
+def test_jsonl_transition_kinds(data_dir):
+    full = load_bytesized32_jsonl(data_dir / "train.jsonl")
+    action = load_bytesized32_jsonl(data_dir / "train.jsonl", kind="action")
+    tick = load_bytesized32_jsonl(data_dir / "train.jsonl", kind="tick")
+    assert "score" in full[0].gold_state["game_state"][-1]
+    assert all("uuid" in o for o in action[0].gold_state["game_state"] + tick[0].current_state["game_state"])
+    with pytest.raises(ValueError):
+        load_bytesized32_jsonl(data_dir / "train.jsonl", kind="both")
+
+
+def test_malformed_jsonl_names_the_problem(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"game": "x"}\n')
+    with pytest.raises(TextGameDataError, match="missing field"):
+        load_bytesized32_jsonl(bad)
+    bad.write_text("not json\n")
+    with pytest.raises(TextGameDataError, match=":1: not valid JSON"):
+        load_bytesized32_jsonl(bad)
+    with pytest.raises(FileNotFoundError):
+        load_transitions(tmp_path / "missing.jsonl")
+
+
+def test_rlvr_world_parquet_roundtrip_and_errors(data_dir, tmp_path):
+    pytest.importorskip("pyarrow")
+    transitions = load_bytesized32_jsonl(data_dir / "test.jsonl")
+    official_like = [
+        "You are a simulator of a text game...\nThe current game UUID base is 99\n"
+        "Here is the game that you need to simulate:\nTask Description:\n"
+        f"{t.task_description}\nHere is the game state:\n...\nThe current game UUID base is {t.uuid_base}\n"
+        f"The action to take is:\n{t.action}\n"
+        for t in transitions
+    ]
+    path = tmp_path / "test_state_difference.parquet"
+    write_rlvr_world_parquet(transitions, path, official_like)
+    loaded = load_rlvr_world_parquet(path)
+    assert len(loaded) == len(transitions)
+    for a, b in zip(loaded, transitions):
+        assert a.current_state == b.current_state and a.gold_state == b.gold_state and a.action == b.action
+        assert a.uuid_base == b.uuid_base and a.task_description == b.task_description  # last UUID base wins
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sft_row = {"prompt": [{"role": "user", "content": "q"}], "reward_model": {"ground_truth": "<think>...</think>"},
+               "extra_info": {"data_state": json.dumps(transitions[0].current_state), "data_action": "look"}}
+    pq.write_table(pa.Table.from_pylist([sft_row]), tmp_path / "sft.parquet")
+    with pytest.raises(TextGameDataError, match="ground_truth"):
+        load_rlvr_world_parquet(tmp_path / "sft.parquet")
+    (tmp_path / "corrupt.parquet").write_bytes(b"not parquet")
+    with pytest.raises(TextGameDataError, match="not a readable parquet"):
+        load_rlvr_world_parquet(tmp_path / "corrupt.parquet")
+
+
+def test_codec_and_task_reward(data_dir):
+    task = make_task("textgame", data_dir=str(data_dir))
+    train = task.examples("train")
+    assert train and task.vocab_size == len(task.tokenizer)
+    t = task.transitions("train")[0]
+    assert encode_prompt_text(t).startswith("Task: ") and f"Action: {t.action}" in encode_prompt_text(t)
+    assert "Objects:" in encode_prompt_text(t) and "Objects:" not in encode_prompt_text(t, with_rules=False)
+    answer = encode_answer_text(t)
+    assert answer.startswith("The final answer is: ") and json.loads(answer.split(": ", 1)[1]) == make_diff(
+        t.current_state, t.gold_state)
+    example = train[0]
+    assert example.answer_ids[-1] == task.eos_token_id
+    completions = [example.answer_ids, task.tokenizer.encode("garbage", add_special_tokens=False)]
+    rewards = task.reward([example.prompt_ids] * 2, completions, [example.metadata] * 2)
+    assert rewards[0] == pytest.approx(1.3 if example.metadata["changed"] else 0.3) and rewards[1] == 0.0
+    binary = make_task("textgame", data_dir=str(data_dir), reward_type="binary", tokenizer=task.tokenizer)
+    assert binary.reward([example.prompt_ids], [example.answer_ids], [example.metadata]) == [1.0]
+    assert max(len(e.prompt_ids) for e in train) <= task.max_prompt_tokens
+    with pytest.raises(ValueError, match="reward_type"):
+        make_task("textgame", data_dir=str(data_dir), reward_type="dense", tokenizer=task.tokenizer)
+    with pytest.raises(FileNotFoundError, match="collect"):
+        task.examples("nonexistent")
+
+
+def test_trained_tokenizer_roundtrips_text():
+    tokenizer = train_tokenizer(["The final answer is: {\"modified\":[]}"] * 20 + ["Task: boil water"] * 20, 300)
+    text = 'The final answer is: {"modified":[],"removed":[7],"score":{}}'
+    assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text
+    assert tokenizer.eos_token == "<eos>" and tokenizer.pad_token_id is not None
