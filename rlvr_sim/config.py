@@ -60,9 +60,15 @@ class RunConfig:
 
 def _parse_value(text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        value = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise ConfigError(f"cannot parse override value {text!r}: {err}") from err
+    if isinstance(value, str):  # YAML 1.1 reads "3e-3" as a string; users mean the number
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def apply_overrides(settings: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -119,11 +119,13 @@ def load_episode(
 
 
 def episode_paths(directory: str | Path) -> list[Path]:
-    """All `.npz` files under `directory` (recursively), sorted; an error if there are none."""
+    """All `.npz` files under `directory` (recursively, skipping hidden files and folders such as caches),
+    sorted; an error if there are none."""
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"episode directory {directory} does not exist")
-    paths = sorted(directory.rglob("*.npz"))
+    paths = sorted(p for p in directory.rglob("*.npz")
+                   if not any(part.startswith(".") for part in p.relative_to(directory).parts))
     if not paths:
         raise FileNotFoundError(f"no .npz episode files under {directory}")
     return paths

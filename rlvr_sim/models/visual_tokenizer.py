@@ -185,7 +185,7 @@ class FrameTokenizer(nn.Module):
 
     @torch.no_grad()
     def encode(self, frames: np.ndarray, context: np.ndarray | None = None, mode: str = ABSOLUTE,
-               batch_size: int = 256) -> np.ndarray:
+               batch_size: int = 32) -> np.ndarray:
         """uint8 frames (N, S, S, 3) [+ context frames, same shape] -> codes (N, g*g) int64."""
         frames = self._check_frames(frames, "frames")
         if context is not None:
@@ -199,7 +199,7 @@ class FrameTokenizer(nn.Module):
 
     @torch.no_grad()
     def decode(self, codes: np.ndarray, context: np.ndarray | None = None, mode: str = ABSOLUTE,
-               batch_size: int = 256) -> np.ndarray:
+               batch_size: int = 32) -> np.ndarray:
         """codes (N, g*g) [+ uint8 context frames] -> uint8 frames (N, S, S, 3)."""
         codes = np.asarray(codes)
         grid = self.config.abs_grid if mode == ABSOLUTE else self.config.cond_grid

@@ -17,11 +17,17 @@ TASKS: dict[str, str] = {
 
 
 def make_task(name: str, tokenizer: Any = None, **kwargs: Any) -> Task:
-    """Build the task registered as `name`; `tokenizer` is the model's (None: the task's default)."""
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}")
-    module_name, cls_name = TASKS[name].split(":")
-    cls = getattr(importlib.import_module(module_name), cls_name)
+    """Build the task registered as `name`, or a user task given as "package.module:ClassName".
+
+    `tokenizer` is the model's (None: the task's default).
+    """
+    if name not in TASKS and ":" not in name:
+        raise ValueError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))} (or module:Class)")
+    module_name, cls_name = TASKS.get(name, name).split(":", 1)
+    try:
+        cls = getattr(importlib.import_module(module_name), cls_name)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"cannot load task {name!r} ({module_name}:{cls_name}): {err}") from err
     return cls(tokenizer=tokenizer, **kwargs)
 
 

@@ -29,6 +29,7 @@ from rlvr_sim.viewer.worlds import (
     load_episode,
     make_ground_truth,
     make_world_model,
+    model_frame_skip,
     model_name,
 )
 
@@ -446,13 +447,16 @@ def build_viewer(args: argparse.Namespace) -> Viewer:
     if args.mode != "replay" and args.ground_truth != "off":
         if ground_truth_available():
             truth = EnvHandle(
-                make_ground_truth(height, width), lambda: make_ground_truth(height, width), "gym-pusht"
+                make_ground_truth(height, width),
+                lambda: make_ground_truth(height, width),
+                "gym-pusht",
+                action_repeat=model_frame_skip(world_env),
             )
         elif args.ground_truth == "on":
             raise RuntimeError("--ground-truth on needs gym-pusht: pip install gym-pusht")
     if args.mode == "replay" and args.episode is None:
         raise ValueError("--mode replay needs --episode PATH.npz")
-    frame_skip = args.frame_skip or int(getattr(world_env.unwrapped, "frame_skip", 1) or 1)
+    frame_skip = args.frame_skip or model_frame_skip(world_env)
     episode = load_episode(args.episode, height, width, frame_skip) if args.mode == "replay" else None
     policy = make_policy(args.policy, args.seed) if args.mode == "policy" else None
     with_lpips = args.lpips == "on" or (args.lpips == "auto" and args.mode == "replay")

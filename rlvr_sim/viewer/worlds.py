@@ -76,6 +76,16 @@ def model_name(env: gym.Env, checkpoint: str | None = None) -> str:
     return env.spec.id if env.spec is not None else type(unwrapped).__name__
 
 
+def model_frame_skip(env: gym.Env) -> int:
+    """Environment steps per model step the world model was trained with (1 when the env does not say)."""
+    unwrapped = env.unwrapped
+    for owner in (unwrapped, getattr(unwrapped, "world", None)):
+        value = getattr(owner, "frame_skip", None)
+        if isinstance(value, int) and value >= 1:
+            return value
+    return 1
+
+
 def _torch_modules(obj: Any, depth: int = 2) -> list[Any]:
     """torch modules reachable from an object's attributes (a couple of levels deep), to share when forking."""
     torch = importlib.import_module("torch") if importlib.util.find_spec("torch") else None
@@ -94,13 +104,29 @@ def _torch_modules(obj: Any, depth: int = 2) -> list[Any]:
     return found
 
 
+def _repeat_step(env: gym.Env, action: np.ndarray, repeat: int) -> tuple[Any, float, bool, bool, dict]:
+    """Step `env` `repeat` times with the same action; rewards summed, the last observation and info."""
+    total = 0.0
+    for _ in range(repeat):
+        observation, reward, terminated, truncated, info = env.step(action)
+        total += float(reward)
+        if terminated or truncated:
+            break
+    return observation, total, bool(terminated), bool(truncated), info
+
+
 class EnvHandle:
     """One env plus the seed/options it was reset with and the actions taken since, so it can branch."""
 
-    def __init__(self, env: gym.Env, factory: Callable[[], gym.Env], source: str) -> None:
+    def __init__(
+        self, env: gym.Env, factory: Callable[[], gym.Env], source: str, action_repeat: int = 1
+    ) -> None:
+        if action_repeat < 1:
+            raise ValueError(f"action_repeat must be >= 1, got {action_repeat}")
         self.env = env
         self.factory = factory
         self.source = source
+        self.action_repeat = action_repeat  # env steps per viewer step (the world model's frame skip)
         self.reset_kwargs: dict[str, Any] = {}
         self.actions: list[np.ndarray] = []
         self._shadow: gym.Env | None = None
@@ -115,9 +141,10 @@ class EnvHandle:
         return check_frame(observation, self.source), info
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        """One viewer step: the action held for `action_repeat` env steps (stopping at an episode's end)."""
+        observation, reward, terminated, truncated, info = _repeat_step(self.env, action, self.action_repeat)
         self.actions.append(np.array(action, copy=True))
-        return check_frame(observation, self.source), float(reward), bool(terminated), bool(truncated), info
+        return check_frame(observation, self.source), reward, terminated, truncated, info
 
     def _branch(self) -> gym.Env:
         """A copy of the env in its current state (deep copy sharing torch modules, else history replay)."""
@@ -130,7 +157,7 @@ class EnvHandle:
             self._shadow = self.factory()
         self._shadow.reset(**self.reset_kwargs)
         for action in self.actions:
-            self._shadow.step(action)
+            _repeat_step(self._shadow, action, self.action_repeat)
         return self._shadow
 
     def imagine(
@@ -144,7 +171,7 @@ class EnvHandle:
             action = plan(k, info)
             if action is None:
                 break
-            observation, _, terminated, truncated, info = branch.step(action)
+            observation, _, terminated, truncated, info = _repeat_step(branch, action, self.action_repeat)
             frames.append(check_frame(observation, f"{self.source} (look-ahead)"))
             actions.append(np.array(action, copy=True))
             if terminated or truncated:

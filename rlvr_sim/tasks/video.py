@@ -1,0 +1,294 @@
+"""Video world-model task (registered as "pusht"): frames and actions as tokens, perceptual reward.
+
+Vocabulary: [visual codes | action bins | specials] = [0, C) FSQ codes of the compressive tokenizer,
+[C, C + 256 A) action bins (256 per action dimension, dimension d owns [C + 256 d, C + 256 (d + 1))),
+then PAD and BOS. A window of the data starts at an anchor frame x_0 and lays out
+
+    BOS | x_0 absolute codes (abs_grid^2) | a_0 | f_1 | a_1 | f_2 | ... | a_{T-1} | f_T
+
+where f_t are the conditional codes of x_t given x_0 (cond_grid^2 tokens each) and a_t the binned
+action that moves x_t to x_{t+1}. Two example kinds share that layout, so one MLE model serves both:
+- multi-step (`mode="multi"`, PAPER.md): prompt BOS x_0 a_0; the model generates f_1..f_T and the
+  ground-truth a_1..a_{T-1} are forced in between (sampler interleaving; never in the RL loss);
+- single-step (`mode="single"`): prompt holds k context frames (x_0 and f_1..f_{k-1} with actions);
+  the model generates f_k.
+Reward (PAPER.md): predicted codes are decoded with the true anchor frame, and each predicted frame
+scores -(MAE + LPIPS) against the true frame ([0, 1] pixels, LPIPS on [-1, 1]), averaged over frames;
+an optional repetition penalty subtracts `repetition_penalty` when a predicted frame repeats the one
+before it where the truth changed (see `rlvr_sim.metrics.video.repetition_rate`). A completion that
+does not have the layout (wrong length, a non-code token where a frame token belongs) gets the worst
+reward, `WORST_REWARD` = -2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlvr_sim.tasks.base import Example, GenerationSpec
+
+WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable prediction scores lower
+
+
+@dataclass
+class VideoCodec:
+    """Token layout shared by the task, the evaluation and the env (saved with the checkpoint)."""
+
+    codebook_size: int
+    action_dim: int
+    abs_tokens: int
+    cond_tokens: int
+    num_bins: int = 256
+
+    @property
+    def action_offset(self) -> int:
+        return self.codebook_size
+
+    @property
+    def pad_id(self) -> int:
+        return self.codebook_size + self.num_bins * self.action_dim
+
+    @property
+    def bos_id(self) -> int:
+        return self.pad_id + 1
+
+    @property
+    def vocab_size(self) -> int:
+        return self.bos_id + 1
+
+    def action_tokens(self, bins: np.ndarray) -> list[int]:
+        """Binned action (A,) -> A token ids."""
+        bins = np.asarray(bins).reshape(-1)
+        if bins.shape != (self.action_dim,):
+            raise ValueError(f"expected {self.action_dim} action bins, got shape {bins.shape}")
+        return [self.action_offset + d * self.num_bins + int(b) for d, b in enumerate(bins)]
+
+    def window_tokens(self, abs_codes: np.ndarray, cond_codes: np.ndarray, action_bins: np.ndarray) -> list[int]:
+        """Full layout BOS x0 a0 f1 a1 ... f_n for n = len(cond_codes) (action_bins has >= n rows)."""
+        tokens = [self.bos_id, *map(int, abs_codes)]
+        for t, codes in enumerate(cond_codes):
+            tokens += self.action_tokens(action_bins[t])
+            tokens += list(map(int, codes))
+        return tokens
+
+    def parse_frames(self, completion: list[int], n_frames: int) -> np.ndarray | None:
+        """Frame codes (n_frames, cond_tokens) out of `f a f a ... f`, or None if the layout is broken."""
+        stride = self.cond_tokens + self.action_dim
+        expected = n_frames * self.cond_tokens + (n_frames - 1) * self.action_dim
+        if len(completion) < expected:
+            return None
+        frames = []
+        for t in range(n_frames):
+            codes = completion[t * stride : t * stride + self.cond_tokens]
+            if any(not 0 <= c < self.codebook_size for c in codes):
+                return None
+            frames.append(codes)
+        return np.array(frames, dtype=np.int64)
+
+
+@dataclass
+class Windows:
+    """Pre-tokenised windows of one split (arrays indexed by window)."""
+
+    context: np.ndarray  # (W, S, S, 3) uint8 anchor frames x_0
+    future: np.ndarray  # (W, T, S, S, 3) uint8 true frames x_1..x_T
+    abs_codes: np.ndarray  # (W, abs_tokens)
+    cond_codes: np.ndarray  # (W, T + 1, cond_tokens): index 0 = x_0 given itself ("no change")
+    action_bins: np.ndarray  # (W, T, A) bins of a_0..a_{T-1}
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha1(path.read_bytes()).hexdigest()[:12]
+
+
+class VideoTask:
+    """Task protocol implementation for video world models (see the module docstring)."""
+
+    name = "pusht"
+
+    def __init__(
+        self,
+        tokenizer: Any = None,
+        data_dir: str = "data/pusht",
+        tokenizer_dir: str = "assets/pusht_tokenizer",
+        mode: str = "multi",
+        horizon: int = 7,
+        context_frames: int = 4,
+        frame_skip: int = 4,
+        test_fraction: float = 0.1,
+        split_seed: int = 0,
+        train_stride: int = 4,
+        test_stride: int = 4,
+        max_test_windows: int = 256,
+        repetition_penalty: float = 0.0,
+        lpips: str = "auto",
+        cache_dir: str | None = None,
+        action_bins: dict | None = None,
+    ) -> None:
+        from rlvr_sim.models.visual_tokenizer import FrameTokenizer
+
+        if mode not in ("multi", "single"):
+            raise ValueError(f"mode must be 'multi' or 'single', got {mode!r}")
+        if not 1 <= context_frames <= horizon:
+            raise ValueError(f"context_frames must be in [1, horizon={horizon}], got {context_frames}")
+        self.tokenizer = None  # no text tokenizer: the vocabulary is codes + action bins + specials
+        self.mode, self.horizon, self.context_frames = mode, horizon, context_frames
+        self.frame_skip, self.repetition_penalty, self.lpips_kind = frame_skip, repetition_penalty, lpips
+        self.settings = dict(data_dir=str(data_dir), tokenizer_dir=str(tokenizer_dir), horizon=horizon,
+                             frame_skip=frame_skip, test_fraction=test_fraction, split_seed=split_seed,
+                             train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows)
+        self.frame_tokenizer = FrameTokenizer.load(tokenizer_dir)
+        self.image_size = self.frame_tokenizer.config.image_size
+        self._action_bins_override = action_bins
+        self.windows = self._load_windows(Path(cache_dir) if cache_dir else None)
+        cfg = self.frame_tokenizer.config
+        self.codec = VideoCodec(cfg.codebook_size, self.action_bins.action_dim,
+                                cfg.tokens_per_frame("absolute"), cfg.tokens_per_frame("conditional"))
+        self.pad_token_id = self.codec.pad_id
+        self.vocab_size = self.codec.vocab_size
+        self._lpips = None
+
+    # ------------------------------------------------------------------------------------------ data
+    def _load_windows(self, cache_dir: Path | None) -> dict[str, Windows]:
+        from rlvr_sim.data.episodes import episode_paths, load_episodes, split_paths
+        from rlvr_sim.models.action_bins import ActionBins
+        from rlvr_sim.models.visual_tokenizer import WEIGHTS_FILE
+
+        s = self.settings
+        paths = episode_paths(s["data_dir"])
+        split = split_paths(paths, s["test_fraction"], s["split_seed"])
+        episodes = {name: load_episodes(split[name], self.image_size, self.frame_skip) for name in split}
+        if self._action_bins_override is not None:
+            self.action_bins = ActionBins.from_dict(self._action_bins_override)
+        else:
+            self.action_bins = ActionBins.fit(np.concatenate([ep.actions for ep in episodes["train"]]))
+        key = json.dumps({**s, "files": [p.name for p in paths], "bins": self.action_bins.to_dict(),
+                          "tok": _file_digest(Path(s["tokenizer_dir"]) / WEIGHTS_FILE)}, sort_keys=True)
+        digest = hashlib.sha1(key.encode()).hexdigest()[:16]
+        cache = (cache_dir or Path(s["data_dir"]) / ".cache") / f"video_windows_{digest}.npz"
+        if cache.is_file():
+            with np.load(cache) as data:
+                return {name: Windows(*(data[f"{name}_{f}"] for f in Windows.__dataclass_fields__))
+                        for name in ("train", "test")}
+        result = {}
+        for name, eps in episodes.items():
+            stride = s["train_stride"] if name == "train" else s["test_stride"]
+            result[name] = self._tokenise(eps, stride, s["max_test_windows"] if name == "test" else None)
+        arrays = {f"{name}_{f}": v for name, w in result.items() for f, v in asdict(w).items()}
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, **arrays)
+        return result
+
+    def _tokenise(self, episodes: list, stride: int, limit: int | None) -> Windows:
+        from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL
+
+        T = self.horizon
+        starts = [(e, t) for e, ep in enumerate(episodes) for t in range(0, len(ep) - T, stride)]
+        if limit is not None and len(starts) > limit:
+            keep = np.random.default_rng(0).choice(len(starts), limit, replace=False)
+            starts = [starts[i] for i in sorted(keep)]
+        if not starts:
+            raise ValueError(f"no window of {T + 1} frames (frame skip {self.frame_skip}) in the episodes")
+        context = np.stack([episodes[e].images[t] for e, t in starts])
+        future = np.stack([episodes[e].images[t + 1 : t + T + 1] for e, t in starts])
+        actions = np.stack([episodes[e].actions[t : t + T] for e, t in starts])
+        tok = self.frame_tokenizer
+        abs_codes = tok.encode(context, None, ABSOLUTE)
+        frames = np.concatenate([context[:, None], future], axis=1)  # (W, T+1, ...)
+        flat = frames.reshape(-1, *frames.shape[2:])
+        cond = tok.encode(flat, np.repeat(context, T + 1, axis=0), CONDITIONAL).reshape(len(starts), T + 1, -1)
+        return Windows(context, future, abs_codes, cond, self.action_bins.encode(actions))
+
+    # -------------------------------------------------------------------------------------- protocol
+    def examples(self, split: str) -> list[Example]:
+        """One example per window of the split (multi-step or single-step, by `mode`)."""
+        if split not in self.windows:
+            raise ValueError(f"unknown split {split!r}; known: {sorted(self.windows)}")
+        w = self.windows[split]
+        out = []
+        for i in range(len(w.context)):
+            full = self.codec.window_tokens(w.abs_codes[i], w.cond_codes[i, 1:], w.action_bins[i])
+            if self.mode == "multi":
+                cut = 1 + self.codec.abs_tokens + self.codec.action_dim
+                forced = [self.codec.action_tokens(w.action_bins[i, t]) for t in range(1, self.horizon)]
+                meta = {"split": split, "index": i, "first": 1, "frames": self.horizon}
+                out.append(Example(full[:cut], full[cut:], forced, meta))
+            else:
+                k = self.context_frames
+                stride = self.codec.cond_tokens + self.codec.action_dim
+                cut = 1 + self.codec.abs_tokens + k * stride - self.codec.cond_tokens
+                meta = {"split": split, "index": i, "first": k, "frames": 1}
+                out.append(Example(full[:cut], full[cut : cut + self.codec.cond_tokens], None, meta))
+        return out
+
+    def generation_spec(self) -> GenerationSpec:
+        frames = self.horizon if self.mode == "multi" else 1
+        return GenerationSpec(
+            max_new_tokens=frames * self.codec.cond_tokens,
+            interleave_every=self.codec.cond_tokens if self.mode == "multi" else None,
+            temperature=1.0,
+            allowed_token_range=(0, self.codec.codebook_size),
+        )
+
+    @property
+    def perceptual(self):  # noqa: ANN201 - PerceptualMetric, imported lazily
+        if self._lpips is None:
+            from rlvr_sim.metrics.video import perceptual_metric
+
+            self._lpips = perceptual_metric(self.lpips_kind)
+        return self._lpips
+
+    def decode_predictions(self, codes: np.ndarray, index: np.ndarray, split: str) -> np.ndarray:
+        """(N, F, cond_tokens) predicted codes of windows `index` -> (N, F, S, S, 3) uint8 frames."""
+        from rlvr_sim.models.visual_tokenizer import CONDITIONAL
+
+        n, f = codes.shape[:2]
+        context = np.repeat(self.windows[split].context[index], f, axis=0)
+        frames = self.frame_tokenizer.decode(codes.reshape(n * f, -1), context, CONDITIONAL)
+        return frames.reshape(n, f, *frames.shape[1:])
+
+    def reward(self, prompts: list[list[int]], completions: list[list[int]], metadata: list[dict[str, Any]]) -> list[float]:
+        """-(MAE + LPIPS) averaged over predicted frames (minus the optional repetition penalty)."""
+        from rlvr_sim.metrics.video import mae
+
+        rewards = [WORST_REWARD] * len(completions)
+        parsed = [(i, self.codec.parse_frames(c, m["frames"])) for i, (c, m) in enumerate(zip(completions, metadata))]
+        valid = [(i, codes) for i, codes in parsed if codes is not None]
+        by_split: dict[str, list] = {}
+        for i, codes in valid:
+            by_split.setdefault(metadata[i]["split"], []).append((i, codes))
+        for split, items in by_split.items():
+            w = self.windows[split]
+            rows = np.array([metadata[i]["index"] for i, _ in items])
+            first = np.array([metadata[i]["first"] for i, _ in items])
+            codes = np.stack([c for _, c in items])
+            n_frames = codes.shape[1]
+            pred = self.decode_predictions(codes, rows, split)
+            gold = np.stack([w.future[r, f - 1 : f - 1 + n_frames] for r, f in zip(rows, first)])
+            flat_pred, flat_gold = pred.reshape(-1, *pred.shape[2:]), gold.reshape(-1, *gold.shape[2:])
+            score = (mae(flat_pred, flat_gold) + self.perceptual(flat_pred, flat_gold)).reshape(len(items), n_frames)
+            per_item = -score.mean(axis=1)
+            if self.repetition_penalty:
+                prev = np.stack([w.cond_codes[r, f - 1] for r, f in zip(rows, first)])
+                pred_codes = np.concatenate([prev[:, None], codes], axis=1)
+                gold_codes = np.stack([w.cond_codes[r, f - 1 : f + n_frames] for r, f in zip(rows, first)])
+                same = (pred_codes[:, 1:] == pred_codes[:, :-1]).all(-1)
+                changed = (gold_codes[:, 1:] != gold_codes[:, :-1]).any(-1)
+                per_item = per_item - self.repetition_penalty * (same & changed).any(axis=1)
+            for (i, _), r in zip(items, per_item):
+                rewards[i] = float(r)
+        return rewards
+
+    def checkpoint_meta(self) -> dict[str, Any]:
+        """What a checkpoint needs to use this model later: codec, action ranges, tokenizer, settings."""
+        return {"video_codec": asdict(self.codec), "action_bins": self.action_bins.to_dict(),
+                "video_settings": {**self.settings, "mode": self.mode, "context_frames": self.context_frames,
+                                   "image_size": self.image_size}}
+
+
+__all__ = ["VideoCodec", "VideoTask", "WORST_REWARD", "Windows"]
