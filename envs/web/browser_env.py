@@ -42,8 +42,8 @@ class BrowserEnv(gym.Env):
     state or URL task's check holds; truncated after `max_steps` steps.
     Bad actions are not fatal: malformed text, an id missing from the tree, an unsupported action or a
     page that fails to load leave the episode running with reward 0 and the reason in
-    `info["action_error"]` (the observation is the page as it now is). A site that does not answer at
-    reset raises `SiteUnavailableError`.
+    `info["action_error"]` (the observation is the page as it now is). A site that does not answer
+    (server down) raises `SiteUnavailableError` from `reset` and from `step`.
 
     ## Arguments
     `task_id`: fixed task (None: drawn per episode); `base_url`: an already running site (None: start a

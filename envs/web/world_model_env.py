@@ -21,6 +21,7 @@ from rlvr_sim.envs.web.tree import apply_changes, parse_changes
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 START_PAGES = ASSETS_DIR / "web_start_pages.json"
 DEFAULT_CHECKPOINT = ASSETS_DIR / "web_rlvr"
+EMBEDDED_TOKENIZER_DIR = ASSETS_DIR / "web_tokenizer"
 MAX_TREE_CHARS = 20_000
 
 

@@ -1,0 +1,80 @@
+"""The real browser: BrowserEnv contract, tree ids, bad input outcomes, and one full MPC agent episode.
+
+Marked `browser` (Chromium + Playwright needed); still in the default run, kept to one env instance.
+"""
+
+import pytest
+from gymnasium.utils.env_checker import check_env
+from rlvr_sim.envs.web.browser_env import BrowserEnv
+from rlvr_sim.envs.web.server import SiteServer, SiteUnavailableError
+from rlvr_sim.policies.web_mpc import (
+    BrowserLookahead,
+    HeuristicValueFunction,
+    HeuristicWebPolicy,
+    MPCWebAgent,
+    run_episode,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def env():
+    environment = BrowserEnv(max_steps=6)
+    yield environment
+    environment.close()
+
+
+def test_check_env_and_deterministic_ids(env):
+    check_env(env, skip_render_check=True)
+    first, info = env.reset(seed=3, options={"task_id": 18})
+    again, _ = env.reset(seed=3, options={"task_id": 18})
+    assert first == again and info["objective"] == "Open the product page of Notebook A5"
+    assert first.startswith("Tab 0 (current): Dashboard / Shop Admin\n\n[1] RootWebArea 'Dashboard / Shop Admin'")
+    assert "\t\t[4] link 'Products'" in first
+
+
+def test_bad_actions_are_reported_not_fatal(env):
+    tree, _ = env.reset(seed=0, options={"task_id": 0})
+    for action, reason in (("click [999]", "not in the current page"), ("jump over", "unknown action"),
+                           ("goto [http://example.com/]", "outside the site"), ("new_tab", "single tab"),
+                           ("type [4] [x] [0]", "not a text field")):
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert reason in info["action_error"], (action, info)
+        assert reward == 0.0 and not terminated
+    assert obs == tree  # nothing changed on the page
+    env.driver.page.set_default_navigation_timeout(1)  # a page that cannot load in time
+    try:
+        _, _, terminated, _, info = env.step("goto [/orders]")
+    finally:
+        env.driver.page.set_default_navigation_timeout(5000)
+    assert "PageLoadError" in info["action_error"] and not terminated
+
+
+def test_simulate_leaves_the_episode_unchanged(env):
+    tree, _ = env.reset(seed=0, options={"task_id": 7})
+    imagined = env.simulate("click [5]")
+    assert "RootWebArea 'Orders / Shop Admin'" in imagined
+    obs, *_ = env.step("scroll [down]")
+    assert obs == tree
+
+
+def test_full_mpc_episode_with_browser_lookahead(env):
+    agent = MPCWebAgent(HeuristicWebPolicy(), HeuristicValueFunction(), BrowserLookahead(env), n_samples=10, top_k=3)
+    result = run_episode(env, agent, task_id=18, seed=0, max_steps=5)
+    assert result["success"], result["trace"]
+    assert all(len(step["scores"]) >= 1 for step in result["trace"])
+
+
+def test_server_down_raises_clear_error():
+    server = SiteServer().start()
+    down = BrowserEnv(base_url=server.url)
+    try:
+        down.reset(seed=0, options={"task_id": 0})
+        server.stop()
+        with pytest.raises(SiteUnavailableError, match="did not answer"):
+            down.step("click [4]")
+        with pytest.raises(SiteUnavailableError, match="did not"):
+            down.reset(seed=0)
+    finally:
+        down.close()
