@@ -371,3 +371,24 @@ def test_pusht_policy_without_ground_truth_fails_clearly():
         session.step()
     with pytest.raises(ValueError, match="unknown policy"):
         make_policy("grandmaster", seed=0)
+
+
+def test_action_repeat_holds_the_action_for_the_models_frame_skip():
+    def factory():
+        env = gym.make("ViewerDotWorld-v0")
+        env.unwrapped.temperature = 0.0
+        return env
+
+    handle = EnvHandle(factory(), factory, "dot world", action_repeat=3)
+    handle.reset(seed=0)
+    start = handle.env.unwrapped.position.copy()
+    target = np.array([500.0, 20.0], np.float32)
+    handle.step(target)
+    np.testing.assert_allclose(handle.env.unwrapped.position, target + (start - target) / 8)
+    frames, _ = handle.imagine(lambda k, info: target, 1, {})
+    expected = target + (start - target) / 64
+    np.testing.assert_allclose(
+        dot_position(frames[0]), np.clip((expected * SIZE / 512).astype(int), 0, SIZE - 3) + 1
+    )
+    with pytest.raises(ValueError, match="action_repeat"):
+        EnvHandle(factory(), factory, "dot world", action_repeat=0)
