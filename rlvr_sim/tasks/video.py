@@ -134,7 +134,7 @@ class VideoTask:
 
         if mode not in ("multi", "single"):
             raise ValueError(f"mode must be 'multi' or 'single', got {mode!r}")
-        if not 1 <= context_frames <= horizon:
+        if mode == "single" and not 1 <= context_frames <= horizon:
             raise ValueError(f"context_frames must be in [1, horizon={horizon}], got {context_frames}")
         self.tokenizer = None  # no text tokenizer: the vocabulary is codes + action bins + specials
         self.mode, self.horizon, self.context_frames = mode, horizon, context_frames

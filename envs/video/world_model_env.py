@@ -1,0 +1,339 @@
+"""`RLVRWorld-Video-v0`: a trained video world model served as a Gymnasium environment.
+
+The model is a causal LM over [FSQ codes | action bins | specials] (`rlvr_sim.tasks.video`) plus the
+compressive frame tokenizer. `reset` encodes a start frame as the *anchor* (absolute codes) and prefills
+the LM; every `step` appends the binned action and samples the next frame's conditional codes from the
+KV cache, then decodes them against the anchor's pixels. After `horizon` steps (the longest gap the
+model was trained on) the context rolls: the last predicted frame becomes the new anchor and the cache
+is rebuilt from it. `VideoWorldModelVectorEnv` runs N such worlds as one batch of rows through the
+same LM calls, so `gym.make_vec(..., num_envs=N)` costs far less than N envs in a loop.
+
+This module imports no training code: it needs the checkpoint directory (HF Llama + `rlvr_sim.json`
+with codec and action ranges + `tokenizer/` + optional `start_frames.npz`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+DEFAULT_CHECKPOINT = "pusht_rlvr"  # under rlvr_sim/assets
+TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
+
+
+def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
+    """A checkpoint directory: an existing path, or the name of one embedded under `rlvr_sim/assets`."""
+    import rlvr_sim.assets
+
+    assets = Path(rlvr_sim.assets.__file__).parent
+    name = checkpoint or DEFAULT_CHECKPOINT
+    for candidate in (Path(name), assets / str(name)):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"video world-model checkpoint {name!r} not found (as a path or under {assets})")
+
+
+class VideoWorldModel:
+    """Batched, KV-cached frame generation for B worlds stepping in lock-step (no gym semantics here)."""
+
+    def __init__(self, checkpoint: str | Path | None = None, use_cache: bool = True) -> None:
+        from rlvr_sim.models.action_bins import ActionBins
+        from rlvr_sim.models.lm import load_model
+        from rlvr_sim.models.visual_tokenizer import FrameTokenizer
+        from rlvr_sim.tasks.video import VideoCodec
+
+        self.checkpoint = resolve_checkpoint(checkpoint)
+        self.model, _, meta = load_model(self.checkpoint)
+        self.model.eval()
+        missing = [k for k in ("video_codec", "action_bins", "video_settings") if k not in meta]
+        if missing:
+            raise ValueError(f"{self.checkpoint} is not a video world model: metadata lacks {missing}")
+        self.codec = VideoCodec(**meta["video_codec"])
+        self.action_bins = ActionBins.from_dict(meta["action_bins"])
+        settings = meta["video_settings"]
+        self.horizon = int(settings["horizon"])
+        self.frame_skip = int(settings.get("frame_skip", 1))
+        tokenizer_dir = self.checkpoint / TOKENIZER_SUBDIR
+        self.tokenizer = FrameTokenizer.load(tokenizer_dir if tokenizer_dir.is_dir() else settings["tokenizer_dir"])
+        self.image_size = self.tokenizer.config.image_size
+        self.use_cache = use_cache
+        start_file = self.checkpoint / START_FRAMES_FILE
+        self.start_frames = np.load(start_file)["image"] if start_file.is_file() else None
+
+    def check_frames(self, frames: Any, count: int) -> np.ndarray:
+        """(count, S, S, 3) uint8 frames, or a clear error."""
+        frames = np.asarray(frames)
+        size = self.image_size
+        if frames.shape != (count, size, size, 3) or frames.dtype != np.uint8:
+            raise ValueError(
+                f"start frame(s) must be uint8 of shape {(size, size, 3)} (x{count}); got {frames.dtype} "
+                f"{frames.shape[1:] if frames.ndim == 4 else frames.shape}"
+            )
+        return frames
+
+    def check_actions(self, actions: Any, count: int) -> np.ndarray:
+        """(count, A) finite float actions, or a clear error (values outside the data range are clipped)."""
+        actions = np.asarray(actions, dtype=np.float64)
+        if actions.shape != (count, self.codec.action_dim):
+            raise ValueError(f"action must have shape {(self.codec.action_dim,)} per env; got {actions.shape}")
+        if not np.isfinite(actions).all():
+            raise ValueError("action contains NaN or inf")
+        return actions
+
+    def _forward(self, new_ids: torch.Tensor) -> torch.Tensor:
+        from rlvr_sim.rl.sampler import model_forward
+
+        if self.use_cache:
+            logits, self.cache = model_forward(self.model, cache=self.cache, input_ids=new_ids, use_cache=True)
+        else:
+            self.sequence = torch.cat([self.sequence, new_ids], dim=1)
+            logits, _ = model_forward(self.model, input_ids=self.sequence, use_cache=False)
+        return logits[:, -1, :].float()
+
+    @torch.no_grad()
+    def start(self, frames: np.ndarray) -> None:
+        """Anchor every row at its frame: encode (absolute codes) and prefill the LM."""
+        from rlvr_sim.models.visual_tokenizer import ABSOLUTE
+
+        self.anchor = frames.copy()
+        self.last_frames = frames.copy()
+        codes = self.tokenizer.encode(frames, None, ABSOLUTE)
+        prompt = torch.cat([torch.full((len(frames), 1), self.codec.bos_id), torch.from_numpy(codes)], dim=1)
+        self.cache, self.sequence = None, prompt[:, :0]
+        self._forward(prompt.long())
+        self.pending = None  # last generated token column, fed together with the next action
+        self.steps_since_anchor = 0
+
+    @torch.no_grad()
+    def step(self, actions: np.ndarray, generators: list[torch.Generator], temperature: float = 1.0) -> np.ndarray:
+        """Predict every row's next frame (uint8 (B, S, S, 3)) given its action."""
+        from rlvr_sim.models.visual_tokenizer import CONDITIONAL
+
+        if self.steps_since_anchor >= self.horizon:
+            self.start(self.last_frames)  # rolling context: re-anchor at the latest predicted frame
+        bins = self.action_bins.encode(actions)
+        action_ids = torch.tensor([self.codec.action_tokens(b) for b in bins], dtype=torch.long)
+        new = action_ids if self.pending is None else torch.cat([self.pending, action_ids], dim=1)
+        logits = self._forward(new)
+        codes = []
+        for position in range(self.codec.cond_tokens):
+            token = self._pick(logits, generators, temperature)
+            codes.append(token)
+            if position < self.codec.cond_tokens - 1:
+                logits = self._forward(token[:, None])
+        self.pending = codes[-1][:, None]
+        code_array = torch.stack(codes, dim=1).numpy()
+        self.last_frames = self.tokenizer.decode(code_array, self.anchor, CONDITIONAL)
+        self.last_codes = code_array
+        self.steps_since_anchor += 1
+        return self.last_frames.copy()
+
+    def _pick(self, logits: torch.Tensor, generators: list[torch.Generator], temperature: float) -> torch.Tensor:
+        logits = logits[:, : self.codec.codebook_size]  # only visual codes may be generated
+        if temperature == 0:
+            return logits.argmax(-1)
+        probs = torch.softmax(logits / temperature, dim=-1)
+        noise = torch.stack([torch.empty(probs.shape[-1]).exponential_(generator=g) for g in generators])
+        return (probs / noise).argmax(-1)  # exponential race: one seeded draw per row
+
+
+class VideoWorldModelEnv(gym.Env):
+    """A learned PushT simulator: actions are agent target positions, observations predicted frames.
+
+    ## Description
+    Runs the embedded RLVR PushT video world model (or any checkpoint of ours) as an environment.
+    ## Action Space
+    The data set's: for PushT `Box(low, high, (2,), float32)` with the per-dimension ranges of the
+    training actions (agent target x, y in gym-pusht pixels); values outside are clipped, a wrong shape
+    or a NaN raises `ValueError`.
+    ## Observation Space
+    `Box(0, 255, (64, 64, 3), uint8)`: the predicted RGB frame.
+    ## Rewards
+    0.0: the world model predicts frames, not task reward.
+    ## Starting State
+    A frame of the embedded data set (drawn with the env's seeded generator), or
+    `reset(options={"frame": uint8 (64, 64, 3)})`.
+    ## Episode End
+    Truncated after `max_episode_steps`; never terminated.
+    ## Arguments
+    `checkpoint` (path or embedded name, default "pusht_rlvr"), `render_mode` ("rgb_array" | "human"),
+    `max_episode_steps` (100), `temperature` (1.0; 0 = greedy), `use_cache` (True).
+    ## Version History
+    v0: initial release.
+    """
+
+    metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 4}
+
+    def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
+                 temperature: float = 1.0, use_cache: bool = True) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.world = VideoWorldModel(checkpoint, use_cache=use_cache)
+        self.checkpoint = str(self.world.checkpoint)
+        self.render_mode, self.max_episode_steps, self.temperature = render_mode, max_episode_steps, temperature
+        size = self.world.image_size
+        self.observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
+        bins = self.world.action_bins
+        self.action_space = spaces.Box(bins.low.astype(np.float32), bins.high.astype(np.float32), dtype=np.float32)
+        self.metadata = {**self.metadata, "render_fps": max(1, round(10 / self.world.frame_skip))}
+        self.frame: np.ndarray | None = None
+        self._window = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        frame, index = _start_frame(self.world, self.np_random, (options or {}).get("frame"))
+        self._generator = torch.Generator().manual_seed(int(self.np_random.integers(2**62)))
+        self.world.start(frame[None])
+        self.frame, self.elapsed = frame.copy(), 0
+        if self.render_mode == "human":
+            self.render()
+        return frame.copy(), {"start_index": index}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self.frame is None:
+            raise RuntimeError("call reset() before step()")
+        actions = self.world.check_actions(np.asarray(action, dtype=np.float64)[None], 1)
+        self.frame = self.world.step(actions, [self._generator], self.temperature)[0]
+        self.elapsed += 1
+        if self.render_mode == "human":
+            self.render()
+        info = {"steps_since_anchor": self.world.steps_since_anchor}
+        return self.frame.copy(), 0.0, False, self.elapsed >= self.max_episode_steps, info
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode == "rgb_array":
+            return None if self.frame is None else self.frame.copy()
+        if self.render_mode == "human" and self.frame is not None:
+            self._window = _show(self._window, self.frame, self.metadata["render_fps"])
+        return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            import pygame
+
+            pygame.display.quit()
+            self._window = None
+
+
+def _start_frame(world: VideoWorldModel, rng: np.random.Generator, frame: Any) -> tuple[np.ndarray, int]:
+    """The caller's frame (validated) or a seeded draw from the checkpoint's start frames."""
+    if frame is not None:
+        return world.check_frames(np.asarray(frame)[None], 1)[0], -1
+    if world.start_frames is None or not len(world.start_frames):
+        raise ValueError(f"{world.checkpoint} ships no start frames: pass reset(options={{'frame': ...}})")
+    index = int(rng.integers(len(world.start_frames)))
+    return world.start_frames[index].copy(), index
+
+
+def _show(window: Any, frame: np.ndarray, fps: int, scale: int = 6) -> Any:
+    """Draw a frame in a pygame window (created on first use), upscaled for visibility."""
+    import pygame
+
+    if window is None:
+        pygame.init()
+        pygame.display.init()
+        window = pygame.display.set_mode((frame.shape[1] * scale, frame.shape[0] * scale))
+        pygame.display.set_caption("RLVRWorld-Video-v0")
+    surface = pygame.surfarray.make_surface(np.repeat(np.repeat(frame, scale, 0), scale, 1).swapaxes(0, 1))
+    window.blit(surface, (0, 0))
+    pygame.event.pump()
+    pygame.display.flip()
+    return window
+
+
+class VideoWorldModelVectorEnv(VectorEnv):
+    """N learned-PushT worlds generated as one batch (same frames as N single envs seeded seed + i).
+
+    All sub-envs reset together and share the episode length, so they stay in lock-step; autoreset is
+    NEXT_STEP (the step after a truncation returns the reset frames). Partial resets are not supported.
+    """
+
+    metadata = {"render_modes": ["rgb_array", "human"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, checkpoint: str | None = None, render_mode: str | None = None,
+                 max_episode_steps: int = 100, temperature: float = 1.0, use_cache: bool = True) -> None:
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.world = VideoWorldModel(checkpoint, use_cache=use_cache)
+        self.num_envs, self.render_mode = num_envs, render_mode
+        self.max_episode_steps, self.temperature = max_episode_steps, temperature
+        size = self.world.image_size
+        bins = self.world.action_bins
+        self.single_observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
+        self.single_action_space = spaces.Box(bins.low.astype(np.float32), bins.high.astype(np.float32),
+                                              dtype=np.float32)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._rngs = [seeding.np_random(None)[0] for _ in range(num_envs)]
+        self._needs_reset = False
+        self.frames: np.ndarray | None = None
+        self._window = None
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
+        options = options or {}
+        if "reset_mask" in options and not np.all(options["reset_mask"]):
+            raise ValueError("VideoWorldModelVectorEnv resets all sub-envs together; partial resets are not supported")
+        if seed is not None:
+            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} envs")
+            self._rngs = [seeding.np_random(s)[0] for s in seeds]
+        given = options.get("frame")
+        if given is not None:
+            given = self.world.check_frames(given, self.num_envs)
+        frames, indices, self._generators = [], [], []
+        for i, rng in enumerate(self._rngs):
+            frame, index = _start_frame(self.world, rng, None if given is None else given[i])
+            frames.append(frame)
+            indices.append(index)
+            self._generators.append(torch.Generator().manual_seed(int(rng.integers(2**62))))
+        self.frames = np.stack(frames)
+        self.world.start(self.frames)
+        self.elapsed, self._needs_reset = 0, False
+        return self.frames.copy(), {"start_index": np.array(indices)}
+
+    def step(self, actions: Any):
+        if self.frames is None:
+            raise RuntimeError("call reset() before step()")
+        if self._needs_reset:
+            frames, info = self.reset()
+            zeros = np.zeros(self.num_envs, dtype=bool)
+            return frames, np.zeros(self.num_envs), zeros, zeros.copy(), info
+        actions = self.world.check_actions(actions, self.num_envs)
+        self.frames = self.world.step(actions, self._generators, self.temperature)
+        self.elapsed += 1
+        truncated = np.full(self.num_envs, self.elapsed >= self.max_episode_steps)
+        self._needs_reset = bool(truncated[0])
+        if self.render_mode == "human":
+            self.render()
+        return (self.frames.copy(), np.zeros(self.num_envs), np.zeros(self.num_envs, dtype=bool), truncated,
+                {"steps_since_anchor": np.full(self.num_envs, self.world.steps_since_anchor)})
+
+    def render(self) -> np.ndarray | None:
+        if self.frames is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self.frames.copy()
+        if self.render_mode == "human":
+            self._window = _show(self._window, np.concatenate(list(self.frames), axis=1), 4)
+        return None
+
+    def close_extras(self, **kwargs: Any) -> None:
+        if self._window is not None:
+            import pygame
+
+            pygame.display.quit()
+            self._window = None
+
+
+__all__ = ["VideoWorldModel", "VideoWorldModelEnv", "VideoWorldModelVectorEnv", "resolve_checkpoint"]

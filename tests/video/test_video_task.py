@@ -1,0 +1,94 @@
+"""VideoTask codec and reward on tiny synthetic episodes with an untrained tokenizer (fast)."""
+
+import numpy as np
+import pytest
+
+from rlvr_sim.models.visual_tokenizer import CONDITIONAL, FrameTokenizer, TokenizerConfig
+from rlvr_sim.tasks import make_task
+from rlvr_sim.tasks.video import WORST_REWARD, VideoCodec
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("video_task")
+    rng = np.random.default_rng(0)
+    for i in range(4):
+        frames = np.full((12, 64, 64, 3), 255, np.uint8)
+        for t in range(12):  # a moving block so consecutive frames differ
+            frames[t, 20:30, 5 + 3 * t : 15 + 3 * t] = (90, 100, 120)
+        np.savez_compressed(root / f"ep{i}.npz", image=frames, action=rng.uniform(0, 512, (12, 2)).astype(np.float32))
+    tokenizer = FrameTokenizer(TokenizerConfig(width=8, levels=[5, 5])).eval()
+    tokenizer.save(root / "tok")
+    kwargs = dict(data_dir=str(root), tokenizer_dir=str(root / "tok"), horizon=3, frame_skip=1,
+                  test_fraction=0.25, train_stride=2, test_stride=2, lpips="st-lpips")
+    return root, kwargs
+
+
+def test_multi_step_layout(setup):
+    _, kwargs = setup
+    task = make_task("pusht", **kwargs)
+    codec = task.codec
+    assert codec == VideoCodec(25, 2, 64, 16) and task.vocab_size == 25 + 512 + 2
+    examples = task.examples("train")
+    e = examples[0]
+    assert e.prompt_ids[0] == codec.bos_id and len(e.prompt_ids) == 1 + 64 + 2
+    assert len(e.answer_ids) == 3 * 16 + 2 * 2 and len(e.forced) == 2
+    assert all(codec.action_offset <= t < codec.pad_id for chunk in e.forced for t in chunk)
+    assert e.answer_ids[16:18] == e.forced[0]  # forced actions sit between generated frames
+    spec = task.generation_spec()
+    assert spec.max_new_tokens == 48 and spec.interleave_every == 16 and spec.allowed_token_range == (0, 25)
+    assert task.examples("train")[0] == e  # deterministic (served from the cache the second time)
+
+
+def test_single_step_layout(setup):
+    _, kwargs = setup
+    task = make_task("pusht", mode="single", context_frames=2, **kwargs)
+    e = task.examples("test")[0]
+    assert len(e.prompt_ids) == 1 + 64 + 2 * (2 + 16) - 16 and len(e.answer_ids) == 16 and e.forced is None
+    assert task.generation_spec().interleave_every is None
+
+
+def test_reward_prefers_truth_and_handles_garbage(setup):
+    _, kwargs = setup
+    task = make_task("pusht", **kwargs)
+    e = task.examples("test")[0]
+    blank = [0] * 16 + e.forced[0] + [0] * 16 + e.forced[1] + [0] * 16
+    rewards = task.reward([e.prompt_ids] * 4, [e.answer_ids, blank, e.answer_ids[:10], [9999] * 52], [e.metadata] * 4)
+    assert all(np.isfinite(rewards)) and rewards[2] == rewards[3] == WORST_REWARD
+    assert WORST_REWARD < rewards[0] <= 0 and WORST_REWARD < rewards[1] <= 0
+
+
+def test_repetition_penalty_hits_repeated_frames(setup):
+    _, kwargs = setup
+    plain = make_task("pusht", **kwargs)
+    penalised = make_task("pusht", repetition_penalty=0.5, **kwargs)
+    e = plain.examples("test")[0]
+    w = plain.windows["test"]
+    same = list(map(int, w.cond_codes[e.metadata["index"], 0]))  # "no change" codes of the anchor
+    repeating = same + e.forced[0] + same + e.forced[1] + same
+    gold_changes = (w.cond_codes[e.metadata["index"], 1:] != w.cond_codes[e.metadata["index"], :-1]).any()
+    r_plain = plain.reward([e.prompt_ids], [repeating], [e.metadata])[0]
+    r_pen = penalised.reward([e.prompt_ids], [repeating], [e.metadata])[0]
+    assert r_pen == pytest.approx(r_plain - 0.5 * gold_changes)
+
+
+def test_decode_matches_tokenizer(setup):
+    root, kwargs = setup
+    task = make_task("pusht", **kwargs)
+    w = task.windows["test"]
+    frames = task.decode_predictions(w.cond_codes[:1, 1:], np.array([0]), "test")
+    direct = task.frame_tokenizer.decode(w.cond_codes[0, 1:], np.repeat(w.context[:1], 3, axis=0), CONDITIONAL)
+    assert np.array_equal(frames[0], direct)
+
+
+def test_checkpoint_meta_and_bad_arguments(setup):
+    _, kwargs = setup
+    task = make_task("pusht", **kwargs)
+    meta = task.checkpoint_meta()
+    assert meta["action_bins"]["num_bins"] == 256 and meta["video_codec"]["cond_tokens"] == 16
+    with pytest.raises(ValueError, match="mode"):
+        make_task("pusht", mode="triple", **kwargs)
+    with pytest.raises(ValueError, match="context_frames"):
+        make_task("pusht", mode="single", context_frames=9, **kwargs)
+    with pytest.raises(FileNotFoundError):
+        make_task("pusht", **{**kwargs, "tokenizer_dir": "/nonexistent"})
