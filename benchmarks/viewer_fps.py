@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 
 def _timed(function: Callable, bucket: list[float]) -> Callable:

@@ -33,6 +33,8 @@ from rlvr_sim.viewer.worlds import (
     model_name,
 )
 
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # keep stdout clean for scripted runs
+
 HELP_LINES = (
     "mouse     set the target (play / your control)",
     "space     pause / resume",
