@@ -258,10 +258,14 @@ class LearnedWorldModel:
         self.lm = lm_world_model
 
     def imagine(self, objective: str, url: str, tree: str, action: str, seed: int) -> str:
+        return self.imagine_batch(objective, url, tree, [action], seed)[0]
+
+    def imagine_batch(self, objective: str, url: str, tree: str, actions: list[str], seed: int) -> list[str]:
+        """Next trees of several candidate actions from one state, predicted in one batched sampling call."""
         from rlvr_sim.envs.web.world_model_env import next_tree_from_prediction
 
-        prediction = self.lm.predict(objective, url, action, tree, samples=1, seed=seed)[0]
-        return next_tree_from_prediction(tree, prediction)[0]
+        predictions = self.lm.predict_batch(objective, url, actions, tree, seed=seed)
+        return [next_tree_from_prediction(tree, p)[0] for p in predictions]
 
 
 class BrowserLookahead:
@@ -298,6 +302,15 @@ class MPCWebAgent:
             return ranked[0]
         candidates = ranked[: self.top_k]
         scores = {}
+        batchable = [a for a in candidates if not a.startswith("stop")]
+        if self.depth == 1 and self.value_samples == 1 and hasattr(self.world_model, "imagine_batch") and batchable:
+            imagined = dict(zip(batchable, self.world_model.imagine_batch(objective, url, tree, batchable,
+                                                                           int(rng.integers(2**31 - 1)))))
+            for action in candidates:
+                nxt = imagined.get(action, tree)
+                scores[action] = self.value_function.score(objective, tree, action, nxt, history)
+            self.last_scores = scores
+            return max(candidates, key=lambda a: (scores[a], -candidates.index(a)))
         for action in candidates:
             total = 0.0
             for repeat in range(self.value_samples):

@@ -52,12 +52,18 @@ class LMWebWorldModel:
 
     def predict(self, objective: str, url: str, action: str, tree: str, samples: int = 1, seed: int = 0) -> list[str]:
         """`samples` predicted three-section answers for one (state, action)."""
+        return self._sample([self.codec.encode_prompt(objective, url, action, tree)], samples, seed)
+
+    def predict_batch(self, objective: str, url: str, actions: list[str], tree: str, seed: int = 0) -> list[str]:
+        """One predicted answer per candidate action from the same state, in one batched call."""
+        return self._sample([self.codec.encode_prompt(objective, url, a, tree) for a in actions], 1, seed)
+
+    def _sample(self, prompts: list[list[int]], samples: int, seed: int) -> list[str]:
         from rlvr_sim.rl.sampler import sample
 
-        prompt = self.codec.encode_prompt(objective, url, action, tree)
         spec = self.codec.generation_spec()
         with torch.no_grad():
-            out = sample(self.model, [prompt], group_size=samples, max_new_tokens=spec.max_new_tokens,
+            out = sample(self.model, prompts, group_size=samples, max_new_tokens=spec.max_new_tokens,
                          temperature=self.temperature, stop_token_ids=spec.stop_token_ids,
                          pad_token_id=self.codec.pad_token_id, seed=seed)
         return [self.codec.decode(c) for c in out.completions()]

@@ -1,0 +1,149 @@
+"""MPC web-agent success rates on the local site's task suite, in the real browser.
+
+    python evaluations/web_agent.py                       # all tasks, the four agents below
+    python evaluations/web_agent.py --tasks 0 5 12 --agents policy mpc-browser
+    python evaluations/web_agent.py --demo                # one MPC episode with the embedded RLVR world model
+
+Agents (same policy and value function everywhere; only the world model differs):
+- `policy`: the policy alone (the most frequent of `--samples` sampled actions);
+- `mpc-sft` / `mpc-rlvr`: MPC with the embedded SFT / RLVR world model (assets/web_sft, assets/web_rlvr);
+- `mpc-browser`: MPC with the real browser as the "world model" (`BrowserEnv.simulate`): the upper bound.
+The policy and value are the local CPU ones (`HeuristicWebPolicy` at `--policy-temperature`,
+`HeuristicValueFunction`); the learned world models decode greedily. Writes
+evaluations/results/web_agent.json and web_agent.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+RESULTS = Path(__file__).resolve().parent / "results"
+AGENTS = ("policy", "mpc-sft", "mpc-rlvr", "mpc-browser")
+
+
+def build_agent(name: str, env: Any, args: argparse.Namespace) -> Any:
+    """The agent `name` over `env` (a BrowserEnv)."""
+    from rlvr_sim.envs.web.world_model_env import LMWebWorldModel
+    from rlvr_sim.policies.web_mpc import (
+        BrowserLookahead,
+        HeuristicValueFunction,
+        HeuristicWebPolicy,
+        LearnedWorldModel,
+        MPCWebAgent,
+    )
+
+    world_model: Any = None
+    if name == "mpc-browser":
+        world_model = BrowserLookahead(env)
+    elif name in ("mpc-sft", "mpc-rlvr"):
+        checkpoint = args.sft if name == "mpc-sft" else args.rlvr
+        world_model = LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=0.0))
+    elif name != "policy":
+        raise ValueError(f"unknown agent {name!r}; known: {', '.join(AGENTS)}")
+    return MPCWebAgent(HeuristicWebPolicy(temperature=args.policy_temperature), HeuristicValueFunction(), world_model,
+                       n_samples=args.samples, top_k=args.top_k, depth=args.depth)
+
+
+def evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    from rlvr_sim.envs.web.browser_env import BrowserEnv
+    from rlvr_sim.envs.web.tasks import WEB_TASKS
+    from rlvr_sim.policies.web_mpc import run_episode
+
+    task_ids = args.tasks if args.tasks else [t.task_id for t in WEB_TASKS]
+    env = BrowserEnv(max_steps=args.max_steps)
+    results: dict[str, Any] = {}
+    try:
+        for name in args.agents:
+            agent = build_agent(name, env, args)
+            start = time.time()
+            episodes = [run_episode(env, agent, task_id, seed=args.seed + 1000 * repeat + task_id, max_steps=args.max_steps)
+                        for repeat in range(args.repeats) for task_id in task_ids]
+            successes = [e["success"] for e in episodes]
+            results[name] = {"success_rate": 100.0 * sum(successes) / len(successes), "episodes": len(episodes),
+                             "mean_steps": sum(e["steps"] for e in episodes) / len(episodes),
+                             "seconds": round(time.time() - start, 1),
+                             "per_task": {str(e["task_id"]): e["success"] for e in episodes},
+                             "traces": episodes}
+            print(json.dumps({"agent": name, **{k: v for k, v in results[name].items() if k not in ("traces", "per_task")}}),
+                  flush=True)
+    finally:
+        env.close()
+    return results
+
+
+def markdown(results: dict[str, Any], note: str) -> str:
+    labels = {"policy": "Policy alone", "mpc-sft": "MPC + SFT world model", "mpc-rlvr": "MPC + RLVR world model",
+              "mpc-browser": "MPC + real browser (upper bound)"}
+    lines = ["| Agent | Success rate (%) | Episodes | Mean steps |", "|---|---|---|---|"]
+    for name, row in results.items():
+        lines.append(f"| {labels.get(name, name)} | {row['success_rate']:.1f} | {row['episodes']} | {row['mean_steps']:.1f} |")
+    return "\n".join(lines) + f"\n\n{note}\n"
+
+
+def demo(checkpoint: str | Path = ASSETS / "web_rlvr", task_id: int = 0, seed: int = 0) -> dict[str, Any]:
+    """Start the local site, run one MPC episode in the real browser with a learned world model, print it."""
+    from rlvr_sim.envs.web.browser_env import BrowserEnv
+    from rlvr_sim.envs.web.world_model_env import LMWebWorldModel
+    from rlvr_sim.policies.web_mpc import (
+        HeuristicValueFunction,
+        HeuristicWebPolicy,
+        LearnedWorldModel,
+        MPCWebAgent,
+        run_episode,
+    )
+
+    env = BrowserEnv(max_steps=8)
+    try:
+        agent = MPCWebAgent(HeuristicWebPolicy(), HeuristicValueFunction(),
+                            LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=0.0)))
+        result = run_episode(env, agent, task_id, seed=seed, max_steps=8)
+        print(f"site {env.base_url} | task {task_id}: {env.task.objective if env.task else ''}")
+        for step in result["trace"]:
+            scores = ", ".join(f"{a}: {v:.2f}" for a, v in step["scores"].items())
+            print(f"  {step['action']:<32} imagined values: {scores}")
+        print(f"  success: {result['success']} in {result['steps']} steps")
+    finally:
+        env.close()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Success rates of the MPC web agent on the local site.")
+    parser.add_argument("--agents", nargs="+", default=list(AGENTS), choices=AGENTS)
+    parser.add_argument("--tasks", nargs="*", type=int, help="task ids (default: all)")
+    parser.add_argument("--repeats", type=int, default=1, help="episodes per task (different seeds)")
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--samples", type=int, default=20, help="policy samples per step (paper: 20)")
+    parser.add_argument("--top-k", type=int, default=3, help="most frequent candidates kept (paper: 3)")
+    parser.add_argument("--depth", type=int, default=1, help="lookahead depth (paper: 1)")
+    parser.add_argument("--policy-temperature", type=float, default=1.0)
+    parser.add_argument("--sft", default=str(ASSETS / "web_sft"))
+    parser.add_argument("--rlvr", default=str(ASSETS / "web_rlvr"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out-dir", default=str(RESULTS))
+    parser.add_argument("--demo", action="store_true", help="run one MPC episode with the RLVR world model and exit")
+    args = parser.parse_args(argv)
+    if args.demo:
+        demo(args.rlvr, task_id=(args.tasks or [0])[0], seed=args.seed)
+        return 0
+    results = evaluate(args)
+    command = "python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    note = (f"Local shop site, {len(next(iter(results.values()))['per_task'])} tasks x {args.repeats} episodes, "
+            f"max {args.max_steps} steps, {args.samples} policy samples, top {args.top_k}, depth {args.depth}, "
+            f"policy temperature {args.policy_temperature}. Command: `{command.strip()}`")
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "web_agent.json").write_text(json.dumps({"results": results, "note": note}, indent=1) + "\n")
+    (out / "web_agent.md").write_text(markdown(results, note))
+    print(markdown(results, note))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
