@@ -75,11 +75,15 @@ def _episode(
     frame: np.ndarray,
     horizon: int,
     judge: Callable[[np.ndarray, dict], float],
+    action_repeat: int = 1,
 ) -> tuple[float, list[np.ndarray]]:
-    """Roll `policy` from `frame` for `horizon` steps; the best judged coverage and the frames seen."""
+    """Roll `policy` from `frame` for `horizon` decisions (each held `action_repeat` env steps); the best
+    judged coverage and the frames seen."""
+    from rlvr_sim.viewer.worlds import repeat_step
+
     best, frames = 0.0, [frame]
     for _ in range(horizon):
-        frame, _, terminated, truncated, info = env.step(policy.act(frame))
+        frame, _, terminated, truncated, info = repeat_step(env, policy.act(frame), action_repeat)
         frames.append(frame)
         best = max(best, judge(frame, info))
         if terminated or truncated:
@@ -98,11 +102,12 @@ def measure_rollout_rates(
 ) -> dict[str, Any]:
     """Per-policy success rates in gym-pusht ("real") and in the learned simulator from the same first frames."""
     from rlvr_sim.metrics.pusht_pixels import pixel_coverage
-    from rlvr_sim.viewer.worlds import make_ground_truth
+    from rlvr_sim.viewer.worlds import make_ground_truth, model_frame_skip
 
     if episodes < 1 or horizon < 1 or not 0.0 < threshold <= 1.0:
         raise ValueError("need episodes >= 1, horizon >= 1 and 0 < threshold <= 1")
     real_env, world = make_ground_truth(frame_size, frame_size), make_world()
+    frame_skip = model_frame_skip(world)  # the real env holds each action as long as one model step lasts
     per_policy: dict[str, dict[str, list[float]]] = {}
     start = time.perf_counter()
     try:
@@ -117,6 +122,7 @@ def measure_rollout_rates(
                     frame,
                     horizon,
                     lambda f, i: i["coverage"],
+                    frame_skip,
                 )
                 world_frame, _ = world.reset(seed=episode_seed, options={"frame": frame})
                 world_best, _ = _episode(
@@ -146,6 +152,7 @@ def measure_rollout_rates(
             "threshold": threshold,
             "seed": seed,
             "frame_size": frame_size,
+            "frame_skip": frame_skip,
             "seconds": round(time.perf_counter() - start, 1),
         },
     }

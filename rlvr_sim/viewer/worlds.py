@@ -104,7 +104,7 @@ def _torch_modules(obj: Any, depth: int = 2) -> list[Any]:
     return found
 
 
-def _repeat_step(env: gym.Env, action: np.ndarray, repeat: int) -> tuple[Any, float, bool, bool, dict]:
+def repeat_step(env: gym.Env, action: np.ndarray, repeat: int) -> tuple[Any, float, bool, bool, dict]:
     """Step `env` `repeat` times with the same action; rewards summed, the last observation and info."""
     total = 0.0
     for _ in range(repeat):
@@ -142,7 +142,7 @@ class EnvHandle:
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
         """One viewer step: the action held for `action_repeat` env steps (stopping at an episode's end)."""
-        observation, reward, terminated, truncated, info = _repeat_step(self.env, action, self.action_repeat)
+        observation, reward, terminated, truncated, info = repeat_step(self.env, action, self.action_repeat)
         self.actions.append(np.array(action, copy=True))
         return check_frame(observation, self.source), reward, terminated, truncated, info
 
@@ -157,7 +157,7 @@ class EnvHandle:
             self._shadow = self.factory()
         self._shadow.reset(**self.reset_kwargs)
         for action in self.actions:
-            _repeat_step(self._shadow, action, self.action_repeat)
+            repeat_step(self._shadow, action, self.action_repeat)
         return self._shadow
 
     def imagine(
@@ -171,7 +171,7 @@ class EnvHandle:
             action = plan(k, info)
             if action is None:
                 break
-            observation, _, terminated, truncated, info = _repeat_step(branch, action, self.action_repeat)
+            observation, _, terminated, truncated, info = repeat_step(branch, action, self.action_repeat)
             frames.append(check_frame(observation, f"{self.source} (look-ahead)"))
             actions.append(np.array(action, copy=True))
             if terminated or truncated:
