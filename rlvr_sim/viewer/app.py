@@ -137,6 +137,7 @@ class Viewer:
         self._last_tick: float | None = None
         self.strip = Filmstrip()
         self._strip_stale = True
+        self._strip_step = 0
         self.recorder: VideoRecorder | None = None
         self.message = ""
         self.steps_taken = 0
@@ -203,6 +204,15 @@ class Viewer:
         self._strip_stale = True
         self._record_next_frame = True
 
+    def _strip_due(self) -> bool:
+        """While running, refresh the look-ahead once per `horizon` steps (it costs `horizon` model steps);
+        when paused, or when it is empty, at once."""
+        return (
+            self.paused
+            or not self.strip.world
+            or abs(self.session.step_index - self._strip_step) >= self.horizon
+        )
+
     def tick(self) -> bool:
         """One frame: events, at most one world step, drawing, recording. False once the user quits."""
         for event in self.pg.event.get():
@@ -216,9 +226,10 @@ class Viewer:
                 self._after_world_change()
             else:
                 self.paused = True
-        if self.show_filmstrip and self._strip_stale:
+        if self.show_filmstrip and self._strip_stale and self._strip_due():
             self.strip = self.session.filmstrip(self.horizon)
             self._strip_stale = False
+            self._strip_step = self.session.step_index
         now = time.perf_counter()
         if self._last_tick is not None:
             instant = 1.0 / max(now - self._last_tick, 1e-6)
@@ -329,11 +340,12 @@ class Viewer:
         if not self.show_filmstrip:
             self._text("f: predict the next frames for the current plan (filmstrip)", (MARGIN, top), DIM_TEXT)
             return
-        rows = [("world model, next steps", self.strip.world)]
+        rows = [("world model, the plan ahead", self.strip.world)]
         if layout.strip_rows > 1:
             rows.append(("ground truth, same actions", self.strip.truth))
         for label, frames in rows:
-            self._text(f"{label} ({len(frames)} of {self.horizon})", (MARGIN, top), DIM_TEXT, self.small_font)
+            caption = f"{label}: {len(frames)} predicted from step {self._strip_step}"
+            self._text(caption, (MARGIN, top), DIM_TEXT, self.small_font)
             for k, frame in enumerate(frames[: self.horizon]):
                 position = (MARGIN + k * (layout.thumb + THUMB_GAP), top + LINE_HEIGHT)
                 self._blit_frame(frame, position, (layout.thumb, layout.thumb))
