@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from rlvr_sim.rl.losses import grpo_token_loss, group_advantages, sft_loss_sum
+from rlvr_sim.rl.losses import group_advantages, grpo_token_loss, sft_loss_sum
 
 
 def test_group_advantages_hand_computed():

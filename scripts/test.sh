@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install everything the tests need, then run them. Used by the README's test command and by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+# the local CPU build first, so that nothing below pulls a multi-GB CUDA build of torch
+python -m pip install -q torch==2.13.0
+python -m pip install -q -e ".[dev,data,video,web,bench]"
+if ! command -v chromium >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null
+fi
+export SDL_VIDEODRIVER=dummy MUJOCO_GL=egl
+set +e
+python -m pytest -q -p no:cacheprovider "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: failing" >&2
+  exit 1
+fi
+exit "$status"
