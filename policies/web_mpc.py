@@ -86,7 +86,7 @@ def value_for_label(objective: str, label: str) -> str | None:
         return match.group(1).strip() if match else None
     label_pattern = rf"\b{re.escape(label)}\b"
     match = re.search(label_pattern + r"(?: of [A-Z][\w ]*?)? to ([\w.@]+)", objective)
-    match = match or re.search(label_pattern + r" ([\w.@]+)", objective)
+    match = match or re.search(label_pattern + r" (?!of\b)([\w.@]+)", objective)
     return match.group(1) if match else None
 
 
@@ -171,7 +171,8 @@ class HeuristicWebPolicy:
                         scores[f"type [{element.element_id}] [{wanted}] [1]"] = 3.0 + ("search" in lowered)
                     continue
                 value = value_for_label(objective, label)
-                if value and current != value:
+                question = lowered.startswith(("what", "which", "how"))
+                if value and current != value and not question:
                     scores[f"type [{element.element_id}] [{value}] [0]"] = 4.0
         for action in scores:
             scores[action] -= 2.0 * history.count(action)  # repeating an action rarely helps
@@ -224,9 +225,11 @@ class HeuristicWebPolicy:
 
 @dataclass
 class HeuristicValueFunction:
-    """Likert 1-5 from what an action changes: objective words appearing in the changed items (the
-    target page opened, a field holding the requested value, a confirmation naming the target), a
-    penalty for changing nothing, and for `stop` whether the answer is on the page."""
+    """Likert 1-5 progress of an imagined page towards the objective, read off the page itself:
+    the entity's own page is open, fields hold the values the objective asks for, the newsletter box
+    is as wanted, a confirmation names the target once the values are in place, and the changed items
+    share words with the objective. Changing nothing scores 1; `stop [answer]` scores 5 if the answer is
+    on the current page, else 1.5."""
 
     def score(self, objective: str, tree: str, action: str, next_tree: str, history: list[str]) -> float:
         try:
@@ -238,15 +241,36 @@ class HeuristicValueFunction:
         changes = item_changes(tree, next_tree)
         if changes.is_empty():
             return 1.0
+        page = elements(next_tree)
+        names = [e.name for e in page]
+        heading = next((e.name for e in page if e.role == "heading"), "")
+        targets = entities(objective) + re.findall(r"Order #\d+", objective.replace("order #", "Order #"))
+        score = 1.5
+        if any(t in heading for t in targets):
+            score += 1.0
+        elif any(t in name for name in names for t in targets):
+            score += 0.5
+        values_in_place = True
+        for label in ("price", "stock", "name", "email"):
+            wanted = value_for_label(objective, label)
+            field_element = next((e for e in page if e.role == "textbox" and e.name.lower() == label), None)
+            if wanted and field_element is not None:
+                holds = field_value(page, field_element) == wanted
+                score += 1.0 if holds else 0.0
+                values_in_place &= holds
+        lowered = objective.lower()
+        if "newsletter" in lowered:
+            box = next((line for line in next_tree.split("\n") if "checkbox 'Newsletter'" in line), "")
+            holds = ("checked: true" in box) == ("unsubscribe" not in lowered)
+            score += 1.0 if box and holds else 0.0
+            values_in_place &= bool(box) and holds
         changed_text = " ".join(changes.new + changes.updated)
+        confirmation = re.search(r"StaticText '((?:Saved|Deleted|Created) [^']*|Order #\d+ (?:shipped|cancelled))'",
+                                 changed_text)
+        if confirmation and values_in_place and (not targets or any(t in confirmation.group(1) for t in targets)):
+            score += 1.5
         goal = words(objective)
-        overlap = len(goal & words(changed_text)) / max(len(goal), 1)
-        values = objective_values(objective)
-        value_hit = any(v and v in changed_text for v in values)
-        confirmation = bool(re.search(r"StaticText '(Saved|Deleted|Created|Order #\d+ (shipped|cancelled))", changed_text))
-        score = 2.0 + 2.0 * overlap + 1.0 * value_hit + 1.5 * confirmation
-        lost = words(" ".join(changes.deleted)) & goal
-        score -= 0.5 * bool(lost and not changes.new and not changes.updated)
+        score += 1.0 * len(goal & words(changed_text)) / max(len(goal), 1)
         return float(min(5.0, max(1.0, score)))
 
 
