@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 
@@ -39,5 +40,6 @@ def main(mode: str, argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     summary.pop("history", None)
-    print(json.dumps(summary))
+    if int(os.environ.get("RANK", "0")) == 0:  # one summary line, not one per process
+        print(json.dumps(summary))
     return 0

@@ -195,7 +195,7 @@ class Trainer:
                 loss_mask[row, ids.shape[1] - len(e.answer_ids) :] = 1
             loss = sft_loss_sum(self.model, ids.to(self.device), mask.to(self.device), loss_mask.to(self.device))
             (loss / n_tokens).backward()
-            loss_total += float(loss)
+            loss_total += float(loss.detach())
         grad_norm = self._optimizer_step()
         return {"loss": self._all_sum([loss_total])[0] / n_tokens, "grad_norm": grad_norm, "tokens": n_tokens}
 
@@ -276,7 +276,7 @@ class Trainer:
                 stats["kl"] += parts.kl_sum
                 stats["clipped"] += parts.clipped_tokens
                 stats["tokens"] += parts.tokens
-                stats["loss"] += float(parts.loss_sum)
+                stats["loss"] += float(parts.loss_sum.detach())
             grad_norm = self._optimizer_step()
         totals = self._all_sum([float(rewards.sum()), float(rewards.numel()), stats["kl"], stats["clipped"],
                                 stats["tokens"], stats["loss"], float(self.reward_errors)])
