@@ -142,10 +142,10 @@ def diff_table(rows: list[DiffRow], model_name: str) -> Table:
     for row in rows:
         style = "green" if row.correct else "bold red"
         table.add_row(
-            row.object_name,
-            row.field,
-            _show(row.before),
-            _show(row.real),
+            Text(row.object_name),  # Text, not str: values like "[water]" must not be read as rich markup
+            Text(row.field),
+            Text(_show(row.before)),
+            Text(_show(row.real)),
             Text(_show(row.predicted), style=style),
             Text("✓" if row.correct else "✗", style=style),
         )
@@ -163,13 +163,13 @@ def state_table(state: dict) -> Table:
     for uuid, obj in objects.items():
         properties = obj.get("properties") if isinstance(obj.get("properties"), dict) else {}
         table.add_row(
-            str(uuid),
-            str(obj.get("name", "")),
-            ", ".join(f"{k}={_show(v)}" for k, v in properties.items()),
-            _show(obj.get("contains", [])),
+            Text(str(uuid)),
+            Text(str(obj.get("name", ""))),
+            Text(", ".join(f"{k}={_show(v)}" for k, v in properties.items())),
+            Text(_show(obj.get("contains", []))),
         )
     if score is not None:
-        table.add_row("", "score", ", ".join(f"{k}={_show(v)}" for k, v in score.items()), "")
+        table.add_row("", "score", Text(", ".join(f"{k}={_show(v)}" for k, v in score.items())), "")
     return table
 
 
@@ -245,7 +245,7 @@ class TextGamePlayer:
             for name, text in COMMANDS.items():
                 self.console.print(f"{name:10s} {text}")
         elif command == ":actions":
-            self.console.print(", ".join(self.game.all_actions()))
+            self.console.print(Text(", ".join(self.game.all_actions())))
         elif command == ":state":
             self.console.print(state_table(self.current_state()))
         elif command == ":reset":

@@ -92,6 +92,7 @@ def test_scripted_session_exact_predictions():
     )
     assert player.steps == 3 and player.exact == 3
     assert "3/3 steps predicted exactly" in text
+    assert "[water]" in text  # list values are shown literally, not swallowed as rich markup
     assert "✗" not in text
 
 
