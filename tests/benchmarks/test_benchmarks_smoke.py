@@ -1,0 +1,86 @@
+"""Smoke tests of benchmarks/sampler.py and benchmarks/grpo_vs_trl.py in --quick mode (tiny model, tiny shapes)."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def load_script(name: str):
+    """Import a benchmark script by path (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sampler_quick_reports_both_samplers(tmp_path, capsys):
+    sampler = load_script("sampler")
+    out = tmp_path / "sampler.json"
+    assert sampler.main(["--quick", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    written = json.loads(out.read_text())
+    assert printed == written
+    assert written["command"].startswith("python benchmarks/sampler.py --quick")
+    assert [r["shape"] for r in written["results"]] == ["trl_default_like", "world_model_like"]
+    for r in written["results"]:
+        assert r["generated_tokens"] == r["prompts"] * r["group_size"] * r["new_tokens"]
+        for name in ("ours", "generate"):
+            assert r[name]["tokens_per_second"] == pytest.approx(r["generated_tokens"] / r[name]["median_seconds"])
+        assert r["speedup_ours_over_generate"] == pytest.approx(
+            r["generate"]["median_seconds"] / r["ours"]["median_seconds"])
+
+
+def test_sampler_generate_runner_counts_every_token():
+    sampler = load_script("sampler")
+    from rlvr_sim.models.lm import build_model
+
+    model = build_model("tiny-5m", vocab_size=32, max_positions=32, hidden_size=32, intermediate_size=64,
+                        num_hidden_layers=1, num_attention_heads=2).eval()
+    prompts = sampler.random_prompts(2, 5, 32, seed=0)
+    assert all(0 not in p and len(p) == 5 for p in prompts)
+    assert sampler.generate_runner(model, prompts, group=3, new_tokens=4)() == 2 * 3 * 4
+    assert sampler.ours_runner(model, prompts, group=3, new_tokens=4)() == 2 * 3 * 4
+
+
+def test_prefixed_addition_task_keeps_answers_and_reward():
+    grpo = load_script("grpo_vs_trl")
+    from rlvr_sim.tasks.addition import AdditionTask
+
+    plain, prefixed = AdditionTask(digits=2, seed=3), grpo.PrefixedAdditionTask(digits=2, prefix_tokens=50, seed=3)
+    a, b = plain.examples("train")[0], prefixed.examples("train")[0]
+    assert len(b.prompt_ids) == len(a.prompt_ids) + 50
+    assert b.prompt_ids[0] == a.prompt_ids[0] == plain.tokenizer.bos_token_id
+    assert b.prompt_ids[-len(a.prompt_ids) + 1:] == a.prompt_ids[1:]
+    assert b.answer_ids == a.answer_ids
+    assert prefixed.reward([b.prompt_ids], [b.answer_ids], [b.metadata]) == [1.0]
+    assert prefixed.reward([b.prompt_ids], [b.answer_ids[:-1]], [b.metadata]) == [0.0]
+    with pytest.raises(ValueError, match="prefix_tokens"):
+        grpo.PrefixedAdditionTask(prefix_tokens=-1)
+    assert grpo.step_seconds([1.0, 3.0, 3.5]) == [2.0, 0.5]
+
+
+def test_grpo_vs_trl_quick(tmp_path, capsys):
+    pytest.importorskip("trl", reason="TRL is not installed; the GRPO comparison needs it")
+    grpo = load_script("grpo_vs_trl")
+    out = tmp_path / "grpo.json"
+    assert grpo.main(["--quick", "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report == json.loads(out.read_text())
+    by_name = {r["name"]: r for r in report["results"]}
+    assert set(by_name) == {"trl_default_like", "world_model_like"}
+    assert by_name["world_model_like"]["prompt_tokens"] == by_name["trl_default_like"]["prompt_tokens"] + 24
+    for r in report["results"]:
+        for name in ("ours", "trl"):
+            run = r[name]["rounds"][0]
+            assert len(run["seconds_per_step"]) == r["steps"] - 1
+            assert len(run["reward_per_step"]) == r["steps"]
+            assert all(0.0 <= x <= 1.0 for x in run["reward_per_step"])
+            assert all(0 < n <= r["max_new_tokens"] for n in run["mean_completion_tokens_per_step"])
+        assert r["ratio_trl_over_ours"] == pytest.approx(
+            r["trl"]["median_seconds_per_step"] / r["ours"]["median_seconds_per_step"])
