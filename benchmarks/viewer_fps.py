@@ -107,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
+            "load_average_1min_at_start": round(os.getloadavg()[0], 2),  # a shared CPU slows every figure
         },
         **measure(args.viewer_args, args.frames, args.warmup),
     }
