@@ -35,22 +35,22 @@ from rlvr_sim.viewer.worlds import (
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # keep stdout clean for scripted runs
 
-HELP_LINES = (
-    "mouse     set the target (play / your control)",
-    "space     pause / resume",
-    "right, n  one step (while paused)",
-    "r         reset (next seed)",
-    "up/down   sampling temperature +/- 0.1",
-    "c         take / give back control (policy)",
-    "f         filmstrip: predict ahead",
-    "s         screenshot (PNG)",
-    "v         start / stop recording",
-    "h         this help",
-    "esc, q    quit",
+HELP_KEYS = (
+    ("mouse", "set the target"),
+    ("space", "pause / resume"),
+    ("right, n", "one step (paused)"),
+    ("r", "reset, next seed"),
+    ("up, down", "temperature +/- 0.1"),
+    ("c", "take / give back control"),
+    ("f", "filmstrip: look ahead"),
+    ("s", "screenshot (PNG)"),
+    ("v", "start / stop recording"),
+    ("h", "hide this help"),
+    ("esc, q", "quit"),
 )
 BACKGROUND, PANEL_EDGE, TEXT = (24, 26, 30), (70, 74, 82), (230, 232, 236)
 DIM_TEXT, TARGET, POLICY_TARGET, RECORDING = (150, 154, 162), (235, 64, 52), (255, 170, 40), (235, 40, 40)
-MARGIN, GAP, TITLE_HEIGHT, LINE_HEIGHT, THUMB_GAP = 12, 12, 24, 20, 4
+MARGIN, GAP, TITLE_HEIGHT, LINE_HEIGHT, THUMB_GAP, SIDEBAR_WIDTH = 12, 12, 24, 20, 4, 260
 
 
 def _round_up(value: int, multiple: int = 16) -> int:
@@ -64,6 +64,7 @@ class Layout:
 
     panel: int
     panels: list[tuple[int, int]]
+    sidebar: tuple[int, int, int, int]  # help panel: left, top, width, height
     strip_top: int
     thumb: int
     strip_rows: int
@@ -74,16 +75,15 @@ class Layout:
     def build(cls, frame_size: int, scale: int, panel_count: int, horizon: int, strip_rows: int) -> Layout:
         panel = frame_size * scale
         panels_width = panel_count * panel + (panel_count - 1) * GAP
-        width = max(2 * MARGIN + panels_width, 640)
-        left = (width - panels_width) // 2
-        panels = [(left + i * (panel + GAP), MARGIN + TITLE_HEIGHT) for i in range(panel_count)]
+        width = max(2 * MARGIN + panels_width + GAP + SIDEBAR_WIDTH, 640)
+        panels = [(MARGIN + i * (panel + GAP), MARGIN + TITLE_HEIGHT) for i in range(panel_count)]
+        sidebar = (MARGIN + panels_width + GAP, MARGIN + TITLE_HEIGHT, SIDEBAR_WIDTH, panel)
         strip_top = MARGIN + TITLE_HEIGHT + panel + GAP
         thumb = min(frame_size * 3, (width - 2 * MARGIN - (horizon - 1) * THUMB_GAP) // max(horizon, 1))
         status_top = strip_top + strip_rows * (LINE_HEIGHT + thumb + THUMB_GAP) + GAP
         height = status_top + 2 * LINE_HEIGHT + MARGIN
-        return cls(
-            panel, panels, strip_top, thumb, strip_rows, status_top, (_round_up(width), _round_up(height))
-        )
+        size = (_round_up(width), _round_up(height))
+        return cls(panel, panels, sidebar, strip_top, thumb, strip_rows, status_top, size)
 
 
 class Viewer:
@@ -331,8 +331,7 @@ class Viewer:
             self._draw_target(left, top)
         self._draw_filmstrip()
         self._draw_status()
-        if self.show_help:
-            self._draw_help()
+        self._draw_help()
 
     def _draw_filmstrip(self) -> None:
         layout = self.layout
@@ -340,11 +339,11 @@ class Viewer:
         if not self.show_filmstrip:
             self._text("f: predict the next frames for the current plan (filmstrip)", (MARGIN, top), DIM_TEXT)
             return
-        rows = [("world model, the plan ahead", self.strip.world)]
+        rows = [("world model, predicted for the plan", self.strip.world)]
         if layout.strip_rows > 1:
-            rows.append(("ground truth, same actions", self.strip.truth))
+            rows.append(("ground truth, the same actions", self.strip.truth))
         for label, frames in rows:
-            caption = f"{label}: {len(frames)} predicted from step {self._strip_step}"
+            caption = f"{label}: {len(frames)} steps from step {self._strip_step}"
             self._text(caption, (MARGIN, top), DIM_TEXT, self.small_font)
             for k, frame in enumerate(frames[: self.horizon]):
                 position = (MARGIN + k * (layout.thumb + THUMB_GAP), top + LINE_HEIGHT)
@@ -381,17 +380,20 @@ class Viewer:
             self._text("REC", (width - MARGIN - 30, top), RECORDING)
 
     def _draw_help(self) -> None:
-        left, top = self.layout.panels[0]
-        width = max(self.small_font.size(line)[0] for line in HELP_LINES) + 16
-        height = LINE_HEIGHT * (len(HELP_LINES) + 1) + 8
-        overlay = self.pg.Surface((width, height), self.pg.SRCALPHA)
-        overlay.fill((0, 0, 0, 170))
-        self.screen.blit(overlay, (left + 6, top + 6))
-        self._text(
-            f"{self.model_label}  {self.measured_fps:.1f} fps", (left + 14, top + 12), TEXT, self.small_font
-        )
-        for i, line in enumerate(HELP_LINES):
-            self._text(line, (left + 14, top + 12 + LINE_HEIGHT * (i + 1)), TEXT, self.small_font)
+        """The help panel beside the frames (never over them): model, frame rate, then the keys."""
+        left, top, width, height = self.layout.sidebar
+        self.pg.draw.rect(self.screen, (34, 37, 43), (left, top, width, height))
+        self.pg.draw.rect(self.screen, PANEL_EDGE, (left, top, width, height), 1)
+        x, y = left + 10, top + 10
+        if not self.show_help:
+            self._text("h: keys", (x, y), DIM_TEXT, self.small_font)
+            return
+        self._text(self.model_label, (x, y), TEXT, self.font)
+        self._text(f"{self.measured_fps:.1f} frames/s", (x, y + LINE_HEIGHT), DIM_TEXT, self.small_font)
+        for i, (key, meaning) in enumerate(HELP_KEYS):
+            row = y + LINE_HEIGHT * (i + 3)
+            self._text(key, (x, row), TEXT, self.small_font)
+            self._text(meaning, (x + 72, row), DIM_TEXT, self.small_font)
 
 
 # ---------------------------------------------------------------------------------------------------
