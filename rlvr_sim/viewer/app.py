@@ -318,7 +318,7 @@ class Viewer:
         self.pg.draw.line(self.screen, colour, (x, y - 11), (x, y + 11), 1)
 
     def draw(self) -> None:
-        """Render panels, filmstrip, status bar and (optionally) the help overlay."""
+        """Render panels, filmstrip, status bar and the help panel."""
         session, layout = self.session, self.layout
         self.screen.fill(BACKGROUND)
         frames = [("World model: " + self.model_label, session.world_frame)]
@@ -438,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="per-frame LPIPS beside SSIM (auto: in replay only; it costs a network pass per frame)",
     )
-    parser.add_argument("--no-help", action="store_true", help="start with the help overlay hidden")
+    parser.add_argument("--no-help", action="store_true", help="start with the help panel hidden")
     parser.add_argument("--out-dir", default="viewer_captures", help="where screenshots and recordings go")
     parser.add_argument("--record-format", choices=("mp4", "gif"), default="mp4", help="format of the v key")
     parser.add_argument("--record", help="scripted run: record to this .mp4/.gif and exit after --steps")

@@ -53,7 +53,7 @@ def make_policy(spec: str, seed: int = 0) -> Policy:
 
 @dataclass
 class StepReadout:
-    """What happened on the latest step, for the overlay."""
+    """What happened on the latest step, for the status bar."""
 
     reward: float = 0.0
     ssim: float | None = None

@@ -65,7 +65,7 @@ def make_world_model(env_id: str = WORLD_MODEL_ID, checkpoint: str | None = None
 
 
 def model_name(env: gym.Env, checkpoint: str | None = None) -> str:
-    """A short human-readable name of the model behind an env, for the overlay."""
+    """A short human-readable name of the model behind an env, for the window."""
     if checkpoint:
         return Path(checkpoint).name or str(checkpoint)
     unwrapped = env.unwrapped
