@@ -220,6 +220,8 @@ class ViewerSession:
         """Policy mode: take control from the policy or hand it back (DIAMOND's key). Returns human control."""
         if self.mode == "policy" and self.action_space.shape == (2,):
             self.human_control = not self.human_control
+            if self.human_control and self.world.actions:
+                self.target = self.world.actions[-1].astype(np.float32).copy()  # no jump when taking over
         return self.human_control
 
     @property
