@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,8 @@ class TextGameTask:
         with_rules: bool = True,
         vocab_size: int = 1024,
         temperature: float = 1.0,
+        train_unchanged_fraction: float | None = None,
+        seed: int = 0,
     ) -> None:
         if reward_type not in ("binary", "task_specific"):
             raise ValueError(f"reward_type must be 'binary' or 'task_specific', got {reward_type!r}")
@@ -134,6 +137,10 @@ class TextGameTask:
         self.max_new_tokens = max_new_tokens
         self.with_rules = with_rules
         self.temperature = temperature
+        if train_unchanged_fraction is not None and not 0.0 <= train_unchanged_fraction < 1.0:
+            raise ValueError(f"train_unchanged_fraction must be in [0, 1), got {train_unchanged_fraction}")
+        self.train_unchanged_fraction = train_unchanged_fraction
+        self.seed = seed
         self._transitions: dict[str, list[TextGameTransition]] = {}
         if tokenizer is None:
             tokenizer = self._default_tokenizer(vocab_size)
@@ -188,11 +195,27 @@ class TextGameTask:
             },
         )
 
+    def _rebalanced(self, transitions: list[TextGameTransition]) -> list[TextGameTransition]:
+        """All changed transitions plus a seeded subset of unchanged ones making up train_unchanged_fraction
+        of the result. RLVR-World's RL data is built the same way ("gold" changed transitions plus sampled
+        "no-gold" ones): on all transitions the group advantages mostly reward answering "no change"."""
+        flags = [is_changed_transition(t.current_state, t.gold_state) for t in transitions]
+        unchanged = [i for i, changed in enumerate(flags) if not changed]
+        fraction = self.train_unchanged_fraction
+        n_unchanged = min(len(unchanged), round(sum(flags) * fraction / (1.0 - fraction)))
+        random.Random(self.seed).shuffle(unchanged)
+        keep = set(unchanged[:n_unchanged])
+        return [t for i, (t, changed) in enumerate(zip(transitions, flags)) if changed or i in keep]
+
     def examples(self, split: str) -> list[Example]:
         """Encoded examples; those whose prompt exceeds max_prompt_tokens or whose answer exceeds
-        max_new_tokens are left out, with a warning that counts them."""
+        max_new_tokens are left out, with a warning that counts them. With train_unchanged_fraction set,
+        the train split is rebalanced towards changed transitions (see `_rebalanced`)."""
         kept, dropped = [], 0
-        for transition in self.transitions(split):
+        transitions = self.transitions(split)
+        if split == "train" and self.train_unchanged_fraction is not None:
+            transitions = self._rebalanced(transitions)
+        for transition in transitions:
             example = self.example(transition)
             if len(example.prompt_ids) > self.max_prompt_tokens or len(example.answer_ids) > self.max_new_tokens:
                 dropped += 1

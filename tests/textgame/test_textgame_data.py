@@ -120,3 +120,16 @@ def test_trained_tokenizer_roundtrips_text():
     text = 'The final answer is: {"modified":[],"removed":[7],"score":{}}'
     assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text
     assert tokenizer.eos_token == "<eos>" and tokenizer.pad_token_id is not None
+
+
+def test_train_rebalancing_keeps_changed_and_a_seeded_share_of_unchanged(data_dir):
+    full = make_task("textgame", data_dir=str(data_dir))
+    rebalanced = make_task("textgame", data_dir=str(data_dir), tokenizer=full.tokenizer, train_unchanged_fraction=0.25)
+    all_train, train = full.examples("train"), rebalanced.examples("train")
+    n_changed = sum(e.metadata["changed"] for e in all_train)
+    assert sum(e.metadata["changed"] for e in train) == n_changed
+    n_unchanged = len(train) - n_changed
+    assert n_unchanged == min(sum(not e.metadata["changed"] for e in all_train), round(n_changed / 3))
+    assert len(rebalanced.examples("test")) == len(full.examples("test"))  # only train is rebalanced
+    with pytest.raises(ValueError, match="train_unchanged_fraction"):
+        make_task("textgame", data_dir=str(data_dir), tokenizer=full.tokenizer, train_unchanged_fraction=1.0)
