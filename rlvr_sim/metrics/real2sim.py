@@ -178,7 +178,18 @@ def report_markdown(report: Mapping[str, Any]) -> str:
 
 
 def _normalise(name: str) -> str:
-    return re.sub(r"[\s\-]+", "_", str(name).strip().strip("*`").lower())
+    """Lower-case, markdown emphasis and a trailing unit like '(%)' dropped, spaces/dashes as '_'."""
+    text = re.sub(r"\s*\(\s*%\s*\)\s*$|\s*%\s*$", "", str(name).strip().strip("*`"))
+    return re.sub(r"[\s\-]+", "_", text.strip().lower())
+
+
+def _is_summary(name: str) -> bool:
+    """'Average' / 'Mean' rows or columns summarise policies; they are not policies."""
+    return _normalise(name) in {"average", "avg", "mean", "overall", "average_success", "mean_success"}
+
+
+def _is_percent_header(name: str) -> bool:
+    return str(name).strip().strip("*`").rstrip().endswith("%") or "(%)" in str(name).replace(" ", "")
 
 
 def _is_real(name: str) -> bool:
@@ -224,16 +235,19 @@ class _Collector:
         self.origin = origin
         self.cells: dict[str, dict[str, dict[str, float]]] = {}
 
-    def add(self, task: str, source: str, policy: str, value: Any) -> None:
+    def add(self, task: str, source: str, policy: str, value: Any, percent: bool = False) -> None:
+        """One cell; `percent` marks a column whose header says its numbers are percentages."""
         source_key = "real" if _is_real(source) else str(source).strip()
         policy = str(policy).strip()
+        if _is_summary(policy):
+            return
         where = f"{self.origin}: task {task!r}, {source_key!r}, policy {policy!r}"
         if not policy:
             raise ValueError(f"{self.origin}: task {task!r} has a row without a policy name")
         by_policy = self.cells.setdefault(task, {}).setdefault(source_key, {})
         if policy in by_policy:
             raise ValueError(f"{where}: policy listed twice")
-        by_policy[policy] = _parse_rate(value, where, self.percent)
+        by_policy[policy] = _parse_rate(value, where, self.percent or percent)
 
     def tables(self) -> list[TaskSuccessRates]:
         if not self.cells:
@@ -281,7 +295,8 @@ def _find_column(header: Sequence[str], names: Iterable[str]) -> int | None:
 
 def _add_rows(collector: _Collector, header: list[str], rows: list[list[str]], default_task: str) -> None:
     """One table of cells. Long layout: a policy column, a 'real' column and one column per simulator.
-    Wide layout (SIMPLER paper style): one row per evaluation ('Real', 'SIMPLER', ...), one column per policy."""
+    Wide layout (SIMPLER paper style): one row per evaluation ('Real', 'SIMPLER', ...), one column per policy.
+    Columns whose header ends in '%' or '(%)' hold percentages; 'Average'/'Mean' policies are summaries and skipped."""
     header = [h.strip() for h in header]
     task_col = _find_column(header, TASK_COLUMNS)
     policy_col = _find_column(header, POLICY_COLUMNS)
@@ -294,7 +309,8 @@ def _add_rows(collector: _Collector, header: list[str], rows: list[list[str]], d
         for row in rows:
             task = row[task_col].strip() if task_col is not None else default_task
             for i in value_cols:
-                collector.add(task, header[i], row[policy_col], row[i] if i < len(row) else "")
+                value = row[i] if i < len(row) else ""
+                collector.add(task, header[i], row[policy_col], value, percent=_is_percent_header(header[i]))
         return
     source_col = next(i for i in range(len(header)) if i != task_col)
     policy_cols = [i for i in range(len(header)) if i not in (task_col, source_col)]

@@ -212,3 +212,17 @@ def test_load_json_with_simpler_variable_names(tmp_path) -> None:
     csv_path.write_text("policy,real,real_pixel_judge\na,0.5,0.4\nb,0.1,0.2\n")
     (table,) = load_success_table(csv_path)
     assert set(table.sims) == {"real_pixel_judge"}
+
+
+def test_load_csv_with_units_in_headers_and_an_average_row(tmp_path) -> None:
+    path = tmp_path / "paper.csv"
+    path.write_text(
+        "Policy,Real (%),SIMPLER (Visual Matching) (%),Learned sim\n"
+        "RT-1 (Converged),85.3,85.7,0.80\nOcto-Base,29.3,17.0,0.35\nRT-1 (Begin),13.3,2.7,0.10\n"
+        "Average,42.6,35.1,0.42\n"
+    )
+    (table,) = load_success_table(path)
+    assert table.policies == ["RT-1 (Converged)", "Octo-Base", "RT-1 (Begin)"]
+    np.testing.assert_allclose(table.real, [0.853, 0.293, 0.133])
+    np.testing.assert_allclose(table.sims["SIMPLER (Visual Matching) (%)"], [0.857, 0.17, 0.027])
+    np.testing.assert_allclose(table.sims["Learned sim"], [0.8, 0.35, 0.1])
