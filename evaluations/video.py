@@ -56,13 +56,13 @@ def _sample_codes(model: Any, task: VideoTask, examples: list, samples: int, see
             model, [e.prompt_ids for e in chunk], group_size=samples, max_new_tokens=spec.max_new_tokens,
             temperature=1.0, pad_token_id=task.pad_token_id, seeds=[seed + start + i for i in range(len(chunk))],
             forced=[e.forced for e in chunk] if chunk[0].forced is not None else None,
-            interleave_every=spec.interleave_every, allowed_token_range=spec.allowed_token_range,
+            interleave_every=spec.interleave_every, allowed_token_range=task.code_range,
         )
         for row, completion in enumerate(result.completions()):
-            codes = task.codec.parse_frames(completion, frames)
-            if codes is None:
+            parsed = task.codec.parse_frames(completion, frames)
+            if parsed is None or not parsed[1].all():
                 raise RuntimeError("sampler returned a completion without the frame layout")
-            out[start + row // samples, row % samples] = codes
+            out[start + row // samples, row % samples] = parsed[0]
     return out
 
 

@@ -15,9 +15,9 @@ action that moves x_t to x_{t+1}. Two example kinds share that layout, so one ML
 Reward (PAPER.md): predicted codes are decoded with the true anchor frame, and each predicted frame
 scores -(MAE + LPIPS) against the true frame ([0, 1] pixels, LPIPS on [-1, 1]), averaged over frames;
 an optional repetition penalty subtracts `repetition_penalty` when a predicted frame repeats the one
-before it where the truth changed (see `rlvr_sim.metrics.video.repetition_rate`). A completion that
-does not have the layout (wrong length, a non-code token where a frame token belongs) gets the worst
-reward, `WORST_REWARD` = -2.
+before it where the truth changed (see `rlvr_sim.metrics.video.repetition_rate`). A completion too short
+for the layout gets the worst reward, `WORST_REWARD` = -2; a frame holding a non-code token (an action
+or special token where a frame token belongs) is scored as the worst frame, MAE + LPIPS = 2.
 """
 
 from __future__ import annotations
@@ -76,19 +76,25 @@ class VideoCodec:
             tokens += list(map(int, codes))
         return tokens
 
-    def parse_frames(self, completion: list[int], n_frames: int) -> np.ndarray | None:
-        """Frame codes (n_frames, cond_tokens) out of `f a f a ... f`, or None if the layout is broken."""
+    def parse_frames(self, completion: list[int], n_frames: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Frame codes (n_frames, cond_tokens) out of `f a f a ... f` and a per-frame validity mask.
+
+        None if the completion is too short for the layout; a frame holding a non-code token is marked
+        invalid (its codes are zero-filled) so the reward can score it as the worst frame.
+        """
         stride = self.cond_tokens + self.action_dim
         expected = n_frames * self.cond_tokens + (n_frames - 1) * self.action_dim
         if len(completion) < expected:
             return None
-        frames = []
+        frames = np.zeros((n_frames, self.cond_tokens), dtype=np.int64)
+        valid = np.ones(n_frames, dtype=bool)
         for t in range(n_frames):
             codes = completion[t * stride : t * stride + self.cond_tokens]
-            if any(not 0 <= c < self.codebook_size for c in codes):
-                return None
-            frames.append(codes)
-        return np.array(frames, dtype=np.int64)
+            if all(0 <= c < self.codebook_size for c in codes):
+                frames[t] = codes
+            else:
+                valid[t] = False
+        return frames, valid
 
 
 @dataclass
@@ -115,7 +121,7 @@ class VideoTask:
         self,
         tokenizer: Any = None,
         data_dir: str = "data/pusht",
-        tokenizer_dir: str = "assets/pusht_tokenizer",
+        tokenizer_dir: str | None = None,
         mode: str = "multi",
         horizon: int = 7,
         context_frames: int = 4,
@@ -139,6 +145,10 @@ class VideoTask:
         self.tokenizer = None  # no text tokenizer: the vocabulary is codes + action bins + specials
         self.mode, self.horizon, self.context_frames = mode, horizon, context_frames
         self.frame_skip, self.repetition_penalty, self.lpips_kind = frame_skip, repetition_penalty, lpips
+        if tokenizer_dir is None:  # the tokenizer embedded with the base PushT checkpoint
+            import rlvr_sim.assets
+
+            tokenizer_dir = str(Path(rlvr_sim.assets.__file__).parent / "pusht_base" / "tokenizer")
         self.settings = dict(data_dir=str(data_dir), tokenizer_dir=str(tokenizer_dir), horizon=horizon,
                              frame_skip=frame_skip, test_fraction=test_fraction, split_seed=split_seed,
                              train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows)
@@ -232,8 +242,18 @@ class VideoTask:
             max_new_tokens=frames * self.codec.cond_tokens,
             interleave_every=self.codec.cond_tokens if self.mode == "multi" else None,
             temperature=1.0,
-            allowed_token_range=(0, self.codec.codebook_size),
+            # Single-step answers are all visual codes: sample only those. Multi-step answers interleave
+            # forced action tokens, which the trainer re-scores under the same restriction (log-prob -inf),
+            # so multi-step training samples the whole vocabulary: a non-code token where a frame token
+            # belongs scores that frame as the worst. Evaluation and the env always restrict frame tokens
+            # to visual codes (`code_range`).
+            allowed_token_range=self.code_range if self.mode == "single" else None,
         )
+
+    @property
+    def code_range(self) -> tuple[int, int]:
+        """Token ids of visual codes: the only tokens a frame position may hold."""
+        return (0, self.codec.codebook_size)
 
     @property
     def perceptual(self):  # noqa: ANN201 - PerceptualMetric, imported lazily
@@ -253,34 +273,40 @@ class VideoTask:
         return frames.reshape(n, f, *frames.shape[1:])
 
     def reward(self, prompts: list[list[int]], completions: list[list[int]], metadata: list[dict[str, Any]]) -> list[float]:
-        """-(MAE + LPIPS) averaged over predicted frames (minus the optional repetition penalty)."""
+        """-(MAE + LPIPS) averaged over predicted frames (minus the optional repetition penalty).
+
+        A frame holding a non-code token scores the worst frame score, -WORST_REWARD (= 2); a completion
+        too short for the layout scores WORST_REWARD.
+        """
         from rlvr_sim.metrics.video import mae
 
         rewards = [WORST_REWARD] * len(completions)
-        parsed = [(i, self.codec.parse_frames(c, m["frames"])) for i, (c, m) in enumerate(zip(completions, metadata))]
-        valid = [(i, codes) for i, codes in parsed if codes is not None]
         by_split: dict[str, list] = {}
-        for i, codes in valid:
-            by_split.setdefault(metadata[i]["split"], []).append((i, codes))
+        for i, (completion, meta) in enumerate(zip(completions, metadata)):
+            parsed = self.codec.parse_frames(completion, meta["frames"])
+            if parsed is not None:
+                by_split.setdefault(meta["split"], []).append((i, *parsed))
         for split, items in by_split.items():
             w = self.windows[split]
-            rows = np.array([metadata[i]["index"] for i, _ in items])
-            first = np.array([metadata[i]["first"] for i, _ in items])
-            codes = np.stack([c for _, c in items])
+            rows = np.array([metadata[i]["index"] for i, _, _ in items])
+            first = np.array([metadata[i]["first"] for i, _, _ in items])
+            codes = np.stack([c for _, c, _ in items])
+            valid = np.stack([v for _, _, v in items])
             n_frames = codes.shape[1]
             pred = self.decode_predictions(codes, rows, split)
             gold = np.stack([w.future[r, f - 1 : f - 1 + n_frames] for r, f in zip(rows, first)])
             flat_pred, flat_gold = pred.reshape(-1, *pred.shape[2:]), gold.reshape(-1, *gold.shape[2:])
             score = (mae(flat_pred, flat_gold) + self.perceptual(flat_pred, flat_gold)).reshape(len(items), n_frames)
+            score = np.where(valid, score, -WORST_REWARD)
             per_item = -score.mean(axis=1)
             if self.repetition_penalty:
                 prev = np.stack([w.cond_codes[r, f - 1] for r, f in zip(rows, first)])
                 pred_codes = np.concatenate([prev[:, None], codes], axis=1)
                 gold_codes = np.stack([w.cond_codes[r, f - 1 : f + n_frames] for r, f in zip(rows, first)])
-                same = (pred_codes[:, 1:] == pred_codes[:, :-1]).all(-1)
+                same = (pred_codes[:, 1:] == pred_codes[:, :-1]).all(-1) & valid
                 changed = (gold_codes[:, 1:] != gold_codes[:, :-1]).any(-1)
                 per_item = per_item - self.repetition_penalty * (same & changed).any(axis=1)
-            for (i, _), r in zip(items, per_item):
+            for (i, _, _), r in zip(items, per_item):
                 rewards[i] = float(r)
         return rewards
 

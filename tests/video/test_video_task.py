@@ -36,7 +36,8 @@ def test_multi_step_layout(setup):
     assert all(codec.action_offset <= t < codec.pad_id for chunk in e.forced for t in chunk)
     assert e.answer_ids[16:18] == e.forced[0]  # forced actions sit between generated frames
     spec = task.generation_spec()
-    assert spec.max_new_tokens == 48 and spec.interleave_every == 16 and spec.allowed_token_range == (0, 25)
+    assert spec.max_new_tokens == 48 and spec.interleave_every == 16 and task.code_range == (0, 25)
+    assert spec.allowed_token_range is None  # forced action tokens must stay scoreable by the trainer
     assert task.examples("train")[0] == e  # deterministic (served from the cache the second time)
 
 
@@ -45,7 +46,8 @@ def test_single_step_layout(setup):
     task = make_task("pusht", mode="single", context_frames=2, **kwargs)
     e = task.examples("test")[0]
     assert len(e.prompt_ids) == 1 + 64 + 2 * (2 + 16) - 16 and len(e.answer_ids) == 16 and e.forced is None
-    assert task.generation_spec().interleave_every is None
+    spec = task.generation_spec()
+    assert spec.interleave_every is None and spec.allowed_token_range == task.code_range == (0, 25)
 
 
 def test_reward_prefers_truth_and_handles_garbage(setup):
@@ -53,9 +55,12 @@ def test_reward_prefers_truth_and_handles_garbage(setup):
     task = make_task("pusht", **kwargs)
     e = task.examples("test")[0]
     blank = [0] * 16 + e.forced[0] + [0] * 16 + e.forced[1] + [0] * 16
-    rewards = task.reward([e.prompt_ids] * 4, [e.answer_ids, blank, e.answer_ids[:10], [9999] * 52], [e.metadata] * 4)
+    one_bad = [9999] + e.answer_ids[1:]  # a non-code token in frame 1: that frame scores the worst (2)
+    rewards = task.reward([e.prompt_ids] * 5, [e.answer_ids, blank, e.answer_ids[:10], [9999] * 52, one_bad],
+                          [e.metadata] * 5)
     assert all(np.isfinite(rewards)) and rewards[2] == rewards[3] == WORST_REWARD
     assert WORST_REWARD < rewards[0] <= 0 and WORST_REWARD < rewards[1] <= 0
+    assert rewards[4] < rewards[0] and rewards[4] == pytest.approx(rewards[0] * 2 / 3 - 2 / 3, abs=0.05)
 
 
 def test_repetition_penalty_hits_repeated_frames(setup):
