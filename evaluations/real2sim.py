@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from rlvr_sim.metrics.real2sim import load_success_table, real2sim_report, report_markdown
+from rlvr_sim.metrics.real2sim import TaskSuccessRates, load_success_table, real2sim_report, report_markdown
 
 DEFAULT_POLICIES = ("expert", "good", "mediocre", "poor", "jitter", "random")
 
@@ -158,6 +158,18 @@ def measure_rollout_rates(
     }
 
 
+def coverage_table(measured: dict[str, Any]) -> TaskSuccessRates:
+    """Mean (over episodes) of each episode's best goal coverage, per policy: a continuous performance
+    measure that still ranks policies when few or none reach the success threshold."""
+    scores = measured["max_coverage"]
+    policies = list(scores)
+    columns = {
+        name: np.array([np.mean(scores[p][name]) for p in policies]) for name in next(iter(scores.values()))
+    }
+    real = columns.pop("real")
+    return TaskSuccessRates(task="pusht (mean best coverage)", policies=policies, real=real, sims=columns)
+
+
 def write_rates_table(rates: dict[str, dict[str, float]], path: str | Path) -> Path:
     """The measured rates as a long CSV table (policy, real, world_model, real_pixel_judge) for `--table`."""
     path = Path(path)
@@ -187,6 +199,17 @@ def write_report(report: dict[str, Any], out_dir: str | Path, name: str = "real2
         )
         for skill, rates in report["rollout"]["rates"].items():
             text += f"| {skill} | {rates['real']:.2f} | {rates['world_model']:.2f} | {rates['real_pixel_judge']:.2f} |\n"
+    if "coverage" in report:
+        text += "\nThe same metrics on each policy's mean best goal coverage (continuous; ranks policies even when few succeed):\n\n"
+        text += report_markdown(report["coverage"])
+        for skill, real, model, judge in zip(
+            report["coverage"]["tasks"][0]["policies"],
+            report["coverage"]["tasks"][0]["real"],
+            report["coverage"]["tasks"][0]["sims"]["world_model"],
+            report["coverage"]["tasks"][0]["sims"]["real_pixel_judge"],
+        ):
+            text += f"\n- {skill}: real {real:.3f}, world model {model:.3f}, pixel judge on real frames {judge:.3f}"
+        text += "\n"
     markdown_path.write_text(text)
     return json_path, markdown_path
 
@@ -233,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         table = write_rates_table(measured["rates"], Path(args.out_dir) / "pusht_rollout_rates.csv")
         report = evaluate_table(table, task="pusht")
         report["rollout"] = measured
+        report["coverage"] = real2sim_report([coverage_table(measured)])
     else:
         report = evaluate_table(args.table, percent=args.percent, task=args.task)
     json_path, markdown_path = write_report(report, args.out_dir)

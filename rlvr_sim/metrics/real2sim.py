@@ -138,6 +138,9 @@ def real2sim_report(tables: Sequence[TaskSuccessRates]) -> dict[str, Any]:
                 "real": [float(v) for v in table.real],
                 "sims": {name: [float(v) for v in rates] for name, rates in table.sims.items()},
                 "metrics": metrics,
+                # all real rates equal: no ordering to reproduce, so Pearson/MMRV say nothing (SIMPLER's
+                # formulas then give 1/0 or 0/0 by convention)
+                "real_rates_all_equal": bool(np.ptp(table.real) == 0.0),
             }
         )
         for sim_name, values in metrics.items():
@@ -159,9 +162,10 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for task in report["tasks"]:
+        flag = " (real rates all equal: uninformative)" if task.get("real_rates_all_equal") else ""
         for sim_name, values in task["metrics"].items():
             lines.append(
-                f"| {task['task']} | {sim_name} | {len(task['policies'])} "
+                f"| {task['task']}{flag} | {sim_name} | {len(task['policies'])} "
                 f"| {values['pearson']:.3f} | {values['mmrv']:.3f} |"
             )
     for sim_name, values in report["mean_over_tasks"].items():

@@ -45,7 +45,7 @@ def test_empty_and_bad_frames():
 
 
 def test_rollout_rates_with_a_perfect_simulator_agree_with_the_pixel_judge(tmp_path):
-    from rlvr_sim.evaluations.real2sim import measure_rollout_rates, write_rates_table
+    from rlvr_sim.evaluations.real2sim import coverage_table, measure_rollout_rates, write_rates_table
 
     from rlvr_sim.metrics.real2sim import load_success_table
     from rlvr_sim.viewer.worlds import make_ground_truth
@@ -65,3 +65,6 @@ def test_rollout_rates_with_a_perfect_simulator_agree_with_the_pixel_judge(tmp_p
     (table,) = load_success_table(write_rates_table(measured["rates"], tmp_path / "rates.csv"), task="pusht")
     assert table.policies == ["mediocre", "random"]
     assert set(table.sims) == {"world_model", "real_pixel_judge"}
+    coverage = coverage_table(measured)
+    np.testing.assert_allclose(coverage.sims["world_model"], coverage.sims["real_pixel_judge"])
+    assert coverage.real.shape == (2,)

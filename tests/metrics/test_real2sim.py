@@ -226,3 +226,13 @@ def test_load_csv_with_units_in_headers_and_an_average_row(tmp_path) -> None:
     np.testing.assert_allclose(table.real, [0.853, 0.293, 0.133])
     np.testing.assert_allclose(table.sims["SIMPLER (Visual Matching) (%)"], [0.857, 0.17, 0.027])
     np.testing.assert_allclose(table.sims["Learned sim"], [0.8, 0.35, 0.1])
+
+
+def test_report_flags_real_rates_that_are_all_equal() -> None:
+    from rlvr_sim.metrics.real2sim import TaskSuccessRates
+
+    flat = TaskSuccessRates("flat", ["a", "b"], np.array([0.0, 0.0]), {"sim": np.array([0.0, 0.0])})
+    ranked = TaskSuccessRates("ranked", ["a", "b"], np.array([0.2, 0.6]), {"sim": np.array([0.1, 0.3])})
+    report = real2sim_report([flat, ranked])
+    assert [t["real_rates_all_equal"] for t in report["tasks"]] == [True, False]
+    assert "flat (real rates all equal: uninformative)" in report_markdown(report)
