@@ -89,23 +89,44 @@ def _named(items: list[str], what: str) -> dict[str, str]:
     return named
 
 
+def evaluate_checkpoint(checkpoint: str, data_path: str, batch_size: int = 32, prompt_format: str = "ours",
+                        max_new_tokens: int | None = None, limit: int | None = None, threads: int = 1) -> dict[str, Any]:
+    """The Table-1 row of one checkpoint on one data file (a separate process can run each pair)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    transitions = load_transitions(data_path)[:limit]
+    start = time.time()
+    responses, too_long = predict_responses(checkpoint, transitions, batch_size, prompt_format, max_new_tokens)
+    row = evaluate_predictions(transitions, responses)
+    row.update(checkpoint=str(checkpoint), prompts_too_long=too_long, seconds=round(time.time() - start, 1))
+    return row
+
+
 def run(checkpoints: dict[str, str], datasets: dict[str, str], out: Path, batch_size: int = 32,
         prompt_format: str = "ours", max_new_tokens: int | None = None, limit: int | None = None,
-        command: str = "") -> dict[str, Any]:
-    """Evaluate every checkpoint on every data set; write <out>.json and <out>.md; return the results."""
+        command: str = "", jobs: int = 1) -> dict[str, Any]:
+    """Evaluate every checkpoint on every data set (`jobs` pairs at a time, one process each); write
+    <out>.json and <out>.md; return the results."""
+    pairs = [(d, m) for d in datasets for m in checkpoints]
+    args = {(d, m): (checkpoints[m], datasets[d], batch_size, prompt_format, max_new_tokens, limit) for d, m in pairs}
+    if jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pair: pool.submit(evaluate_checkpoint, *args[pair]) for pair in pairs}
+            rows = {pair: future.result() for pair, future in futures.items()}
+    else:
+        rows = {pair: evaluate_checkpoint(*args[pair]) for pair in pairs}
     results: dict[str, Any] = {"command": command, "python": platform.python_version(), "datasets": {}}
     for data_name, data_path in datasets.items():
-        transitions = load_transitions(data_path)[:limit]
-        rows = {}
-        for model_name, checkpoint in checkpoints.items():
-            start = time.time()
-            responses, too_long = predict_responses(checkpoint, transitions, batch_size, prompt_format, max_new_tokens)
-            row = evaluate_predictions(transitions, responses)
-            row.update(checkpoint=str(checkpoint), prompts_too_long=too_long, seconds=round(time.time() - start, 1))
-            rows[model_name] = row
-            print(f"{data_name} | {model_name}: overall {row['overall']} (unchanged {row['unchanged']}, "
+        block_rows = {model: rows[(data_name, model)] for model in checkpoints}
+        for model, row in block_rows.items():
+            print(f"{data_name} | {model}: overall {row['overall']} (unchanged {row['unchanged']}, "
                   f"changed {row['changed']}), {row['seconds']} s", file=sys.stderr)
-        results["datasets"][data_name] = {"path": str(data_path), "n": len(transitions), "rows": rows}
+        results["datasets"][data_name] = {"path": str(data_path), "n": next(iter(block_rows.values()))["n"],
+                                          "rows": block_rows}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     out.with_suffix(".md").write_text(render_markdown(results))
@@ -141,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="ours: our codec q(s,a); source: the rows' own prompts (RLVR-World parquet)")
     parser.add_argument("--max-new-tokens", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N transitions per set")
+    parser.add_argument("--jobs", type=int, default=1, help="(checkpoint, data set) pairs evaluated in parallel")
     args = parser.parse_args(argv)
     checkpoints = _named(args.checkpoint, "checkpoint") or {n: str(ASSETS_DIR / d) for n, d in EMBEDDED.items()}
     datasets = _named(args.data, "data")
@@ -152,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         datasets = {name: str(DEFAULT_DATA_DIR / file) for name, file in DEFAULT_DATASETS.items()}
     command = "python " + shlex.join(["evaluations/textgame.py", *(sys.argv[1:] if argv is None else argv)])
     results = run(checkpoints, datasets, Path(args.out), args.batch_size, args.prompt_format,
-                  args.max_new_tokens, args.limit, command)
+                  args.max_new_tokens, args.limit, command, args.jobs)
     print(render_markdown(results))
     return 0
 

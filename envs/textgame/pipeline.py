@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     datasets = [f"--data=test (held-out states)={data / 'test.jsonl'}",
                 f"--data=held-out game={data / 'heldout_games.jsonl'}"]
     log = runs / "textgame_eval.log"
-    _wait(_run([py, "evaluations/textgame.py", *checkpoints, *datasets, *out], log, env), log)
+    _wait(_run([py, "evaluations/textgame.py", "--jobs=6", *checkpoints, *datasets, *out], log, env), log)
     print(log.read_text())
     print(f"pipeline finished in {(time.time() - start) / 60:.1f} min")
     return 0
