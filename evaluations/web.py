@@ -61,6 +61,7 @@ def predict(checkpoint: str | Path, data_dir: str | Path, split: str, limit: int
                          temperature=temperature, stop_token_ids=spec.stop_token_ids, pad_token_id=task.pad_token_id,
                          seed=seed + start)
             predictions += [task.decode(c) for c in out.completions()]
+            print(f"  {checkpoint}: {len(predictions)}/{len(examples)} decoded", file=sys.stderr, flush=True)
     return predictions, [e.metadata["gold"] for e in examples], meta
 
 
@@ -93,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", default=str(RESULTS))
+    parser.add_argument("--append", action="store_true",
+                        help="keep rows of other models already in <out-dir>/web.json (same data and limit expected)")
     args = parser.parse_args(argv)
+    command = "python evaluations/web.py " + " ".join(sys.argv[1:] if argv is None else argv)
     torch.manual_seed(args.seed)
     models = [tuple(m.split("=", 1)) for m in args.model] or [(n, str(p)) for n, p in DEFAULT_MODELS]
     rows: list[dict[str, Any]] = []
@@ -103,15 +107,21 @@ def main(argv: list[str] | None = None) -> int:
         predictions, golds, meta = predict(path, args.data, args.split, args.limit, args.temperature,
                                            args.batch_size, args.seed)
         rows.append({"model": name, "checkpoint": str(path), **score_predictions(predictions, golds),
-                     "seconds": round(time.time() - start, 1), "examples": predictions[:3]})
+                     "seconds": round(time.time() - start, 1), "command": command.strip(), "examples": predictions[:3]})
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "examples"}), flush=True)
     if golds:
         rows.insert(0, {"model": "No-change baseline", "checkpoint": None, **score_predictions([NO_CHANGE] * len(golds), golds)})
-    note = (f"Held-out transitions: {args.data} split `{args.split}` ({len(golds)} with answers within the "
-            f"checkpoint's max_new_tokens), decoding temperature {args.temperature}. Scores are per-transition means "
-            "in percent. Command: `python evaluations/web.py " + " ".join(sys.argv[1:] if argv is None else argv) + "`")
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if args.append and (out / "web.json").exists():
+        fresh = {row["model"] for row in rows}
+        rows += [row for row in json.loads((out / "web.json").read_text())["rows"] if row["model"] not in fresh]
+        order = {"No-change baseline": 0}
+        rows.sort(key=lambda row: order.get(row["model"], 1))
+    commands = sorted({row["command"] for row in rows if row.get("command")})
+    note = (f"Held-out transitions: {args.data} split `{args.split}` (first {len(golds)} with answers within the "
+            f"checkpoint's max_new_tokens), decoding temperature {args.temperature}. Scores are per-transition means "
+            "in percent. Commands: " + "; ".join(f"`{c}`" for c in commands))
     (out / "web.json").write_text(json.dumps({"rows": rows, "note": note}, indent=1) + "\n")
     (out / "web.md").write_text(markdown(rows, note))
     print(markdown(rows, note))

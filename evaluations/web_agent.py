@@ -128,17 +128,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", default=str(RESULTS))
     parser.add_argument("--demo", action="store_true", help="run one MPC episode with the RLVR world model and exit")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the other agents' rows already in <out-dir>/web_agent.json (each row keeps its command)")
     args = parser.parse_args(argv)
     if args.demo:
         demo(args.rlvr, task_id=(args.tasks or [0])[0], seed=args.seed)
         return 0
     results = evaluate(args)
-    command = "python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    note = (f"Local shop site, {len(next(iter(results.values()))['per_task'])} tasks x {args.repeats} episodes, "
-            f"max {args.max_steps} steps, {args.samples} policy samples, top {args.top_k}, depth {args.depth}, "
-            f"policy temperature {args.policy_temperature}. Command: `{command.strip()}`")
+    command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()
+    settings = (f"{len(next(iter(results.values()))['per_task'])} tasks x {args.repeats} episodes, max {args.max_steps} "
+                f"steps, {args.samples} policy samples, top {args.top_k}, depth {args.depth}, policy temperature "
+                f"{args.policy_temperature}")
+    for row in results.values():
+        row.update(command=command, settings=settings)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    previous = out / "web_agent.json"
+    if args.append and previous.exists():
+        kept = json.loads(previous.read_text())["results"]
+        results = {name: results.get(name, kept.get(name)) for name in AGENTS if name in results or name in kept}
+    note = "Local shop site. " + " ".join(f"{name}: {row['settings']}; `{row['command']}`." for name, row in results.items())
     (out / "web_agent.json").write_text(json.dumps({"results": results, "note": note}, indent=1) + "\n")
     (out / "web_agent.md").write_text(markdown(results, note))
     print(markdown(results, note))

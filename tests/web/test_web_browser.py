@@ -78,3 +78,19 @@ def test_server_down_raises_clear_error():
             down.reset(seed=0)
     finally:
         down.close()
+
+
+def test_collector_writes_wma_records(tmp_path):
+    from rlvr_sim.envs.web.collect import main as collect_main
+
+    from rlvr_sim.data.wma import load_wma
+    from rlvr_sim.metrics.web import item_change_f1
+
+    assert collect_main(["--out", str(tmp_path), "--episodes", "2", "--seed", "1", "--max-steps", "2",
+                         "--test-fraction", "0.0"]) == 0
+    transitions = load_wma(tmp_path / "train.jsonl")
+    assert 2 <= len(transitions) <= 4 and (tmp_path / "test.jsonl").read_text() == ""
+    for transition in transitions:
+        assert transition.tree.startswith("Tab 0 (current): ") and transition.next_tree is not None
+        assert item_change_f1(transition.gold, transition.gold).f1 == 1.0
+        assert not transition.url.startswith("http")
