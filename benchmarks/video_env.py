@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     results: dict = {"threads": args.threads, "machine": platform.processor() or platform.machine(),
+                     "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()[0],
                      "steps": args.steps, "world_model_fps": {}}
     for num_envs in (1, 16):
         for use_cache in (True, False):
@@ -62,6 +64,7 @@ def main(argv: list[str] | None = None) -> dict:
             results["world_model_fps"][key] = round(world_model_fps(num_envs, use_cache, args.steps, args.checkpoint), 2)
             print(key, results["world_model_fps"][key], flush=True)
     results["gym_pusht_fps_64px"] = round(pusht_fps(300, 64), 1)
+    results["load_average_at_end"] = os.getloadavg()[0]  # shared machine: other jobs slow every figure
     fps = results["world_model_fps"]
     results["kv_cache_speedup"] = {b: round(fps[f"batch{b}_kv_cache"] / fps[f"batch{b}_no_cache"], 2) for b in (1, 16)}
     results["batch16_vs_batch1"] = round(fps["batch16_kv_cache"] / fps["batch1_kv_cache"], 2)
