@@ -237,11 +237,14 @@ class Trainer:
         temperature = gen["temperature"] or 1.0
 
         def logprobs_of(model: torch.nn.Module, rows: slice, prompt_slice: slice) -> torch.Tensor:
+            """Log-probs of rows' completions, computed only up to the longest of them (zeros after)."""
             pid, pmask = left_pad([e.prompt_ids for e in examples[prompt_slice]], self.task.pad_token_id)
-            return completion_logprobs(
-                model, pid.to(self.device), pmask.to(self.device), tokens[rows], attn[rows], G,
+            width = int(out.lengths[rows].max())
+            logp = completion_logprobs(
+                model, pid.to(self.device), pmask.to(self.device), tokens[rows, :width], attn[rows, :width], G,
                 temperature=temperature, allowed_token_range=gen["allowed_token_range"],
             )
+            return torch.nn.functional.pad(logp, (0, tokens.shape[1] - width))
 
         n_local = len(examples)
         micro = c.micro_batch_size
