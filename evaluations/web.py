@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.append and (out / "web.json").exists():
         fresh = {row["model"] for row in rows}
         rows += [row for row in json.loads((out / "web.json").read_text())["rows"] if row["model"] not in fresh]
-        order = {"No-change baseline": 0}
-        rows.sort(key=lambda row: order.get(row["model"], 1))
+        order = {"No-change baseline": 0, "SFT": 1, "RLVR": 2}
+        rows.sort(key=lambda row: order.get(row["model"], 3))
     commands = sorted({row["command"] for row in rows if row.get("command")})
     note = (f"Held-out transitions: {args.data} split `{args.split}` (first {len(golds)} with answers within the "
             f"checkpoint's max_new_tokens), decoding temperature {args.temperature}. Scores are per-transition means "
