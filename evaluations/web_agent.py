@@ -9,7 +9,7 @@ Agents (same policy and value function everywhere; only the world model differs)
 - `mpc-sft` / `mpc-rlvr`: MPC with the embedded SFT / RLVR world model (assets/web_sft, assets/web_rlvr);
 - `mpc-browser`: MPC with the real browser as the "world model" (`BrowserEnv.simulate`): the upper bound.
 The policy and value are the local CPU ones (`HeuristicWebPolicy` at `--policy-temperature`,
-`HeuristicValueFunction`); the learned world models decode greedily. Writes
+`HeuristicValueFunction`); the learned world models decode greedily (`--wm-temperature` to sample). Writes
 evaluations/results/web_agent.json and web_agent.md.
 """
 
@@ -43,7 +43,7 @@ def build_agent(name: str, env: Any, args: argparse.Namespace) -> Any:
         world_model = BrowserLookahead(env)
     elif name in ("mpc-sft", "mpc-rlvr"):
         checkpoint = args.sft if name == "mpc-sft" else args.rlvr
-        world_model = LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=0.0))
+        world_model = LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=args.wm_temperature))
     elif name != "policy":
         raise ValueError(f"unknown agent {name!r}; known: {', '.join(AGENTS)}")
     return MPCWebAgent(HeuristicWebPolicy(temperature=args.policy_temperature), HeuristicValueFunction(), world_model,
@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top-k", type=int, default=3, help="most frequent candidates kept (paper: 3)")
     parser.add_argument("--depth", type=int, default=1, help="lookahead depth (paper: 1)")
     parser.add_argument("--policy-temperature", type=float, default=1.0)
+    parser.add_argument("--wm-temperature", type=float, default=0.0, help="learned world models' decoding temperature")
     parser.add_argument("--sft", default=str(ASSETS / "web_sft"))
     parser.add_argument("--rlvr", default=str(ASSETS / "web_rlvr"))
     parser.add_argument("--seed", type=int, default=0)
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()
     settings = (f"{len(next(iter(results.values()))['per_task'])} tasks x {args.repeats} episodes, max {args.max_steps} "
                 f"steps, {args.samples} policy samples, top {args.top_k}, depth {args.depth}, policy temperature "
-                f"{args.policy_temperature}")
+                f"{args.policy_temperature}, world-model temperature {args.wm_temperature}")
     for row in results.values():
         row.update(command=command, settings=settings)
     out = Path(args.out_dir)
