@@ -11,7 +11,8 @@ Rows, on held-out test windows (episodes the models never saw):
   ceiling, base, RLVR (single-step RLVR checkpoint when present, and the multi-step one).
 Metrics: MSE and MAE on [0, 1] pixels, PSNR (dB), SSIM x100, LPIPS x100 (the variant is named in every
 output: ST-LPIPS unless ImageNet LPIPS weights are local), repetition rate (% of rollouts,
-`rlvr_sim.metrics.video.repetition_rate`). Predictions are sampled at temperature 1 with fixed seeds.
+`rlvr_sim.metrics.video.repetition_rate`: token-identical repeats) and near-copy rate (% of rollouts,
+`near_copy_rate`: a predicted frame within MSE 2e-4 of the one before where the truth moved more). Predictions are sampled at temperature 1 with fixed seeds.
 Best-of-N (the paper's Figure 4): per window N samples, keep the lowest LPIPS (resp. MSE) against the
 truth, N = 1..32. Outputs: evaluations/results/video.{json,md} and video_strip.gif.
 """
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlvr_sim.metrics.video import frame_metrics, perceptual_metric, repetition_rate
+from rlvr_sim.metrics.video import frame_metrics, near_copy_rate, perceptual_metric, repetition_rate
 from rlvr_sim.models.lm import load_model
 from rlvr_sim.rl.sampler import sample
 from rlvr_sim.tasks.video import VideoTask
@@ -36,12 +37,16 @@ RESULTS = Path("evaluations/results")
 REJECTION_SAMPLES = 8
 
 
-def _summary(pred: np.ndarray, gold: np.ndarray, lpips: Any, repetition: float | None) -> dict[str, float]:
+def _summary(pred: np.ndarray, gold: np.ndarray, lpips: Any, repetition: float | None,
+             previous: np.ndarray) -> dict[str, float]:
+    """Metric row; `previous` (N, S, S, 3) is the true frame before the first predicted one."""
     flat_p, flat_g = pred.reshape(-1, *pred.shape[-3:]), gold.reshape(-1, *gold.shape[-3:])
     m = frame_metrics(flat_p, flat_g, lpips)
     row = {"mse": float(m["mse"].mean()), "mae": float(m["mae"].mean()), "psnr": float(m["psnr"].mean()),
            "ssim": float(100 * m["ssim"].mean()), "lpips": float(100 * m["lpips"].mean())}
     row["repetition"] = None if repetition is None else float(100 * repetition)
+    row["near_copy"] = float(100 * near_copy_rate(np.concatenate([previous[:, None], pred], axis=1),
+                                                  np.concatenate([previous[:, None], gold], axis=1)))
     return row
 
 
@@ -89,18 +94,19 @@ def evaluate_mode(task: VideoTask, models: dict[str, Any], n_windows: int, seed:
     first, frames = examples[0].metadata["first"], examples[0].metadata["frames"]
     gold = windows.future[index, first - 1 : first - 1 + frames]
     rows: dict[str, Any] = {}
-    copy = np.repeat(windows.future[index, first - 2][:, None] if first > 1 else windows.context[index][:, None],
-                     frames, axis=1)
+    previous = windows.future[index, first - 2] if first > 1 else windows.context[index]
+    copy = np.repeat(previous[:, None], frames, axis=1)
     copy_codes = np.repeat(windows.cond_codes[index, first - 1][:, None], frames, axis=1)
-    rows["copy-last-frame"] = _summary(copy, gold, lpips, _rep_rate(copy_codes, windows, index, first))
+    rows["copy-last-frame"] = _summary(copy, gold, lpips, _rep_rate(copy_codes, windows, index, first), previous)
     true_codes = windows.cond_codes[index, first : first + frames]
     rows["tokenizer reconstruction (ceiling)"] = _summary(
-        task.decode_predictions(true_codes, index, "test"), gold, lpips, _rep_rate(true_codes, windows, index, first))
+        task.decode_predictions(true_codes, index, "test"), gold, lpips, _rep_rate(true_codes, windows, index, first),
+        previous)
     curves: dict[str, Any] = {}
     for name, model in models.items():
         codes = _sample_codes(model, task, examples, 1, seed)[:, 0]
         rows[name] = _summary(task.decode_predictions(codes, index, "test"), gold, lpips,
-                              _rep_rate(codes, windows, index, first))
+                              _rep_rate(codes, windows, index, first), previous)
         if task.mode == "multi" and name == "base":
             candidates = _sample_codes(model, task, examples, REJECTION_SAMPLES, seed + 10_000)
             repeats = np.stack([_repeats(candidates[:, s], windows.cond_codes[index, 0])
@@ -108,7 +114,7 @@ def evaluate_mode(task: VideoTask, models: dict[str, Any], n_windows: int, seed:
             choice = np.where(repeats.all(1), 0, np.argmin(repeats, axis=1))
             kept = candidates[np.arange(len(index)), choice]
             rows["base + repetition rejection"] = _summary(task.decode_predictions(kept, index, "test"), gold, lpips,
-                                                           _rep_rate(kept, windows, index, first))
+                                                           _rep_rate(kept, windows, index, first), previous)
         if bon_windows:
             curves[name] = best_of_n(task, model, examples[:bon_windows], index[:bon_windows], gold[:bon_windows],
                                      lpips, bon_max, seed + 20_000)
@@ -161,9 +167,10 @@ def markdown(results: dict[str, Any]) -> str:
             continue
         block = results[mode]
         lines += [f"**{title}**, {block['windows']} held-out windows", "",
-                  "| model | repetition % | MSE x1e3 | PSNR | SSIM | LPIPS | MAE x1e2 |", "|---|---|---|---|---|---|---|"]
+                  "| model | repetition % | near-copy % | MSE x1e3 | PSNR | SSIM | LPIPS | MAE x1e2 |",
+                  "|---|---|---|---|---|---|---|---|"]
         for name, row in block["rows"].items():
-            lines.append(f"| {name} | {_fmt(row['repetition'], 1)} | {row['mse'] * 1e3:.3f} | {row['psnr']:.2f} | "
+            lines.append(f"| {name} | {_fmt(row['repetition'], 1)} | {_fmt(row.get('near_copy'), 1)} | {row['mse'] * 1e3:.3f} | {row['psnr']:.2f} | "
                          f"{row['ssim']:.2f} | {row['lpips']:.2f} | {row['mae'] * 100:.3f} |")
         lines.append("")
         for name, curve in block["best_of_n"].items():

@@ -117,6 +117,25 @@ def repetition_rate(pred_codes: np.ndarray, gold_codes: np.ndarray) -> float:
     return float((pred_same & gold_changed).any(axis=1).mean())
 
 
+NEAR_COPY_MSE = 2e-4  # well under the one-step change of a moving PushT agent (~1e-3), over decoder noise
+
+
+def near_copy_rate(pred: np.ndarray, gold: np.ndarray, threshold: float = NEAR_COPY_MSE) -> float:
+    """Pixel-level companion of `repetition_rate`: share of rollouts that (nearly) copy a frame.
+
+    pred / gold: (N, T + 1, H, W, 3) with index 0 the same context frame in both. A rollout near-copies
+    when for some t in 1..T the MSE between predicted frames t and t - 1 is below `threshold` while the
+    MSE between the true frames t and t - 1 is above it. Unlike the token-level repetition rate this
+    also catches predictions that keep the scene still through slightly different codes.
+    """
+    pred, gold = to_unit_float(pred), to_unit_float(gold)
+    if pred.ndim != 5 or pred.shape != gold.shape or pred.shape[1] < 2:
+        raise ValueError(f"near_copy_rate needs (N, T+1, H, W, 3) arrays with T >= 1; got {pred.shape}, {gold.shape}")
+    pred_step = ((pred[:, 1:] - pred[:, :-1]) ** 2).mean(axis=(2, 3, 4))
+    gold_step = ((gold[:, 1:] - gold[:, :-1]) ** 2).mean(axis=(2, 3, 4))
+    return float(((pred_step < threshold) & (gold_step > threshold)).any(axis=1).mean())
+
+
 def _stlpips_weight_file(net: str) -> Path | None:
     spec = importlib.util.find_spec("stlpips_pytorch")
     if spec is None or spec.origin is None:
@@ -201,6 +220,7 @@ __all__ = [
     "frame_metrics",
     "mae",
     "mse",
+    "near_copy_rate",
     "perceptual_metric",
     "psnr",
     "repetition_rate",

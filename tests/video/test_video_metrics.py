@@ -95,3 +95,16 @@ def test_frame_metrics_bundle():
     a, b = _frames(5, size=16), _frames(6, size=16)
     out = vm.frame_metrics(a, b)
     assert set(out) == {"mse", "mae", "psnr", "ssim"} and all(v.shape == (3,) for v in out.values())
+
+
+def test_near_copy_rate_definition():
+    still = np.full((1, 3, 16, 16, 3), 255, np.uint8)
+    moving = still.copy()
+    moving[0, 1, :8] = 0
+    moving[0, 2, 8:] = 0
+    # prediction keeps the scene still where the truth moves -> near-copy
+    assert vm.near_copy_rate(still, moving) == 1.0
+    # following the truth, or staying still where the truth stays still, does not count
+    assert vm.near_copy_rate(moving, moving) == 0.0 and vm.near_copy_rate(still, still) == 0.0
+    with pytest.raises(ValueError, match="near_copy_rate"):
+        vm.near_copy_rate(still[0], moving[0])
