@@ -21,6 +21,7 @@ from typing import Any
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
+import rlvr_sim.assets
 from rlvr_sim.data.bytesized32 import TextGameTransition, load_transitions
 from rlvr_sim.metrics.textgame import (
     ANSWER_MARKER,
@@ -36,7 +37,7 @@ from rlvr_sim.tasks.base import Example, GenerationSpec
 log = logging.getLogger(__name__)
 
 SPECIALS = ["<pad>", "<bos>", "<eos>"]
-ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
+ASSETS_DIR = Path(rlvr_sim.assets.__file__).resolve().parent  # repo assets/ (installed as rlvr_sim.assets)
 EMBEDDED_TOKENIZER = ASSETS_DIR / "textgame_tokenizer"
 DATA_EXTENSIONS = (".jsonl", ".parquet", ".json")
 
