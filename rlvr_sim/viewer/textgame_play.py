@@ -131,11 +131,11 @@ def _show(value: Any) -> str:
 
 def diff_table(rows: list[DiffRow], model_name: str) -> Table:
     """The real game's changes beside the model's, mismatches in red."""
-    table = Table(title="What changed", show_lines=False, expand=False)
+    table = Table(title=f"What changed: real game vs {model_name}", show_lines=False, expand=False)
     for column, justify in (("object", "left"), ("field", "left"), ("before", "right")):
         table.add_column(column, justify=justify)
     table.add_column("real game", justify="right", style="bold")
-    table.add_column(f"predicted ({model_name})", justify="right")
+    table.add_column("predicted", justify="right")
     table.add_column("", justify="center")
     if not rows:
         table.add_row("(nothing changed, in the game or the prediction)", "", "", "", "", Text("✓", "green"))
