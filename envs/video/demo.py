@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import numpy as np
+import rlvr_sim.evaluations
 
-RESULTS_JSON = Path("evaluations/results/video.json")
+# the committed table, found wherever the package is installed
+RESULTS_JSON = Path(rlvr_sim.evaluations.__file__).parent / "results" / "video.json"
 
 
 def _table(results_path: Path) -> str:
