@@ -63,7 +63,12 @@ def completion_logprobs(
     logits = restrict_vocab(logits, allowed_token_range)
     if temperature and temperature != 1.0:
         logits = logits / temperature
-    return torch.log_softmax(logits, dim=-1).gather(-1, completion_ids[..., None]).squeeze(-1)
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, completion_ids[..., None]).squeeze(-1)
+    if allowed_token_range is not None:
+        # forced tokens (e.g. actions between frames) lie outside the sampling range: their -inf log-prob
+        # must not reach the loss (they are masked out of it anyway); 0 keeps every product finite
+        logp = logp.masked_fill(torch.isinf(logp), 0.0)
+    return logp
 
 
 @dataclass

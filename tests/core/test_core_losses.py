@@ -68,3 +68,25 @@ def test_sft_loss_ignores_prompt_tokens():
     logp = torch.log_softmax(model(input_ids=ids).logits[0], -1)
     expected = -(logp[2, 4] + logp[3, 5])
     assert torch.isclose(loss, expected, atol=1e-5)
+
+
+def test_forced_tokens_outside_the_sampling_range_keep_the_loss_finite():
+    """Interleaved action tokens lie outside allowed_token_range; they must not turn the loss into NaN."""
+    from rlvr_sim.models.lm import build_model
+    from rlvr_sim.rl.losses import completion_logprobs
+    from rlvr_sim.rl.sampler import left_pad, sample
+
+    torch.manual_seed(0)
+    model = build_model("tiny-5m", vocab_size=32, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                        num_attention_heads=2)
+    prompts = [[1, 2, 3], [1, 4, 5]]
+    out = sample(model, prompts, group_size=2, max_new_tokens=4, forced=[[[30]], [[31]]], interleave_every=2,
+                 allowed_token_range=(5, 20), seed=0)
+    pid, pmask = left_pad(prompts, 0)
+    logp = completion_logprobs(model, pid, pmask, out.tokens, out.attention_mask, 2, allowed_token_range=(5, 20))
+    assert torch.isfinite(logp).all()
+    assert torch.allclose(logp[out.loss_mask], out.logprobs[out.loss_mask], atol=1e-4)
+    parts = grpo_token_loss(logp, out.logprobs, torch.tensor([1.0, -1.0, 0.5, -0.5]), out.loss_mask,
+                            ref_logprobs=logp.detach(), kl_coef=1e-3)
+    parts.loss_sum.backward()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
