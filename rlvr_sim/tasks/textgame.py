@@ -14,11 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import random
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 import rlvr_sim.assets
@@ -33,10 +31,10 @@ from rlvr_sim.metrics.textgame import (
     text_game_reward,
 )
 from rlvr_sim.tasks.base import Example, GenerationSpec
+from rlvr_sim.tasks.bpe import embedded_or_trained, require_special_tokens
 
 log = logging.getLogger(__name__)
 
-SPECIALS = ["<pad>", "<bos>", "<eos>"]
 ASSETS_DIR = Path(rlvr_sim.assets.__file__).resolve().parent  # repo assets/ (installed as rlvr_sim.assets)
 EMBEDDED_TOKENIZER = ASSETS_DIR / "textgame_tokenizer"
 DATA_EXTENSIONS = (".jsonl", ".parquet", ".json")
@@ -79,20 +77,6 @@ def decode_answer(text: str, current_state: dict) -> tuple[dict | None, str | No
     except AnswerParseError as exc:
         return None, str(exc)
 
-
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer trained on the corpus, wrapped as a Hugging Face fast tokenizer."""
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=SPECIALS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    bpe.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>")
 
 
 def resolve_split_file(data_dir: str | Path, split: str) -> Path:
@@ -146,9 +130,7 @@ class TextGameTask:
         if tokenizer is None:
             tokenizer = self._default_tokenizer(vocab_size)
         self.tokenizer = tokenizer
-        for special in ("pad_token_id", "eos_token_id"):
-            if getattr(tokenizer, special, None) is None:
-                raise ValueError(f"the text-game tokenizer needs a {special.replace('_id', '')}")
+        require_special_tokens(tokenizer, "text-game")
         self.pad_token_id = tokenizer.pad_token_id
         self.eos_token_id = tokenizer.eos_token_id
         self.bos_token_id = tokenizer.bos_token_id
@@ -156,10 +138,7 @@ class TextGameTask:
 
     def _default_tokenizer(self, vocab_size: int) -> PreTrainedTokenizerFast:
         """The embedded tokenizer if shipped, else one trained on this data set's train split."""
-        if (EMBEDDED_TOKENIZER / "tokenizer.json").exists():
-            return PreTrainedTokenizerFast.from_pretrained(str(EMBEDDED_TOKENIZER))
-        log.warning("no embedded text-game tokenizer at %s: training one on %s", EMBEDDED_TOKENIZER, self.data_dir)
-        return train_tokenizer(self.corpus("train"), vocab_size)
+        return embedded_or_trained(EMBEDDED_TOKENIZER, lambda: self.corpus("train"), vocab_size, "text-game")
 
     # --------------------------------------------------------------------------------------- data
     def transitions(self, split: str) -> list[TextGameTransition]:

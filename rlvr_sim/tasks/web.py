@@ -19,18 +19,17 @@ completions score 0.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from rlvr_sim.data.wma import WebTransition, load_web_transitions
 from rlvr_sim.envs.web.tree import split_header
 from rlvr_sim.metrics.web import item_change_f1
 from rlvr_sim.tasks.base import Example, GenerationSpec
+from rlvr_sim.tasks.bpe import embedded_or_trained, require_special_tokens
 
 log = logging.getLogger(__name__)
 
@@ -62,16 +61,6 @@ def format_prompt(objective: str, url: str, action: str, tree_lines: list[str], 
     return f"OBJECTIVE: {objective}\nURL: {url_path(url)}\nACTION: {action.strip()}\nTREE:\n{tree}\nCHANGES:\n"
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer trained on the corpus, wrapped as a Hugging Face fast tokenizer."""
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<pad>", "<bos>", "<eos>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    bpe.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>")
-
 
 def resolve_split_file(data_dir: str | Path, split: str) -> Path:
     for ext in DATA_EXTENSIONS:
@@ -99,9 +88,7 @@ class WebTask:
         self.temperature = temperature
         self._transitions: dict[str, list[WebTransition]] = {}
         self.tokenizer = tokenizer if tokenizer is not None else self._default_tokenizer(vocab_size)
-        for special in ("pad_token_id", "eos_token_id"):
-            if getattr(self.tokenizer, special, None) is None:
-                raise ValueError(f"the web tokenizer needs a {special.replace('_id', '')} token")
+        require_special_tokens(self.tokenizer, "web")
         self.pad_token_id = self.tokenizer.pad_token_id
         self.eos_token_id = self.tokenizer.eos_token_id
         self.bos_token_id = self.tokenizer.bos_token_id
@@ -109,10 +96,7 @@ class WebTask:
 
     def _default_tokenizer(self, vocab_size: int) -> PreTrainedTokenizerFast:
         """The embedded tokenizer if shipped, else one trained on this data set's train split."""
-        if (EMBEDDED_TOKENIZER / "tokenizer.json").exists():
-            return PreTrainedTokenizerFast.from_pretrained(str(EMBEDDED_TOKENIZER))
-        log.warning("no embedded web tokenizer at %s: training one on %s", EMBEDDED_TOKENIZER, self.data_dir)
-        return train_tokenizer(self.corpus("train"), vocab_size)
+        return embedded_or_trained(EMBEDDED_TOKENIZER, lambda: self.corpus("train"), vocab_size, "web")
 
     # ------------------------------------------------------------------------------------ data
     def transitions(self, split: str) -> list[WebTransition]:

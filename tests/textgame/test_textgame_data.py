@@ -15,7 +15,8 @@ from rlvr_sim.data.bytesized32 import (
 )
 from rlvr_sim.metrics.textgame import make_diff, text_game_reward
 from rlvr_sim.tasks import make_task
-from rlvr_sim.tasks.textgame import encode_answer_text, encode_prompt_text, train_tokenizer
+from rlvr_sim.tasks.bpe import train_tokenizer
+from rlvr_sim.tasks.textgame import encode_answer_text, encode_prompt_text
 
 REAL_SAMPLE = Path("/work/shared/samples/bytesized32_format_sample.jsonl")
 

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from rlvr_sim.tasks import make_task
-from rlvr_sim.tasks.web import WebTask, format_prompt, train_tokenizer, tree_body, url_path
+from rlvr_sim.tasks.bpe import train_tokenizer
+from rlvr_sim.tasks.web import WebTask, format_prompt, tree_body, url_path
 
 TREE = "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True\n" + "\n".join(
     f"\t[{i}] link 'Product number {i}'" for i in range(2, 80))
