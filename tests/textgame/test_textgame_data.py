@@ -18,7 +18,7 @@ from rlvr_sim.tasks import make_task
 from rlvr_sim.tasks.bpe import train_tokenizer
 from rlvr_sim.tasks.textgame import encode_answer_text, encode_prompt_text
 
-REAL_SAMPLE = Path("/work/shared/samples/bytesized32_format_sample.jsonl")
+REAL_SAMPLE = Path(__file__).resolve().parents[3].joinpath("shared", "samples", "bytesized32_format_sample.jsonl")
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from rlvr_sim.data.wma import (
 )
 from rlvr_sim.metrics.web import item_change_f1
 
-SAMPLE = Path("/work/shared/samples/wma_webarena_sample_tao_annotated.json")
+SAMPLE = Path(__file__).resolve().parents[3].joinpath("shared", "samples", "wma_webarena_sample_tao_annotated.json")
 TREE = "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True\n\t[2] link 'Orders'"
 GOLD = "New items:\nNone\n\nDeleted items:\nNone\n\nUpdated items:\n[1] RootWebArea 'Orders' focused: True"
 RECORD = {"objective": "Open orders", "current_action": "click [2] where [2] is link 'Orders'", "observation": TREE,

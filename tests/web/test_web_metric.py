@@ -75,7 +75,7 @@ def test_rlvr_world_compat_reproduces_official_quirks():
 def test_real_wma_gold_answers_score_one_against_themselves():
     from pathlib import Path
 
-    sample = Path("/work/shared/samples/wma_webarena_sample_tao_annotated.json")
+    sample = Path(__file__).resolve().parents[3].joinpath("shared", "samples", "wma_webarena_sample_tao_annotated.json")
     if not sample.exists():
         pytest.skip("WMA format sample not present on this machine")
     import json
