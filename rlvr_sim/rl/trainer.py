@@ -29,7 +29,7 @@ from rlvr_sim.config import RunConfig
 from rlvr_sim.models.lm import CheckpointError, apply_lora, build_model, load_model, save_checkpoint
 from rlvr_sim.rl.losses import completion_logprobs, group_advantages, grpo_token_loss, sft_loss_sum
 from rlvr_sim.rl.sampler import left_pad, sample
-from rlvr_sim.tasks import Example, make_task
+from rlvr_sim.tasks import make_task
 
 
 class RewardError(ValueError):
@@ -114,10 +114,6 @@ class Trainer:
             progress = min(1.0, (update - c.warmup_steps) / total)
             return 0.5 * (1 + math.cos(math.pi * progress))
         return 1.0
-
-    @property
-    def unwrapped(self) -> torch.nn.Module:
-        return self.model
 
     def _all_sum(self, values: list[float]) -> list[float]:
         tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
@@ -222,7 +218,7 @@ class Trainer:
         gen = self._generation_kwargs()
         self.model.eval()
         out = sample(
-            self.unwrapped, [e.prompt_ids for e in examples], group_size=G,
+            self.model, [e.prompt_ids for e in examples], group_size=G,
             seeds=self._sample_seeds(self.step, local_idx),
             forced=[e.forced for e in examples] if examples[0].forced is not None else None, **gen,
         )
@@ -252,8 +248,8 @@ class Trainer:
         if c.kl_coef > 0:
             ref_parts = []
             with torch.no_grad():
-                ctx = self.unwrapped.disable_adapter() if c.lora else nullcontext()
-                ref_model = self.unwrapped if c.lora else self.reference
+                ctx = self.model.disable_adapter() if c.lora else nullcontext()
+                ref_model = self.model if c.lora else self.reference
                 with ctx:
                     for p0 in range(0, n_local, micro):
                         p1 = min(n_local, p0 + micro)
@@ -307,7 +303,7 @@ class Trainer:
         gen = dict(self._generation_kwargs(), temperature=0.0)
         for start in range(0, len(mine), 4 * c.micro_batch_size):
             chunk = mine[start : start + 4 * c.micro_batch_size]
-            out = sample(self.unwrapped, [e.prompt_ids for e in chunk],
+            out = sample(self.model, [e.prompt_ids for e in chunk],
                          forced=[e.forced for e in chunk] if chunk[0].forced is not None else None, **gen)
             total += sum(self.safe_reward([e.prompt_ids for e in chunk], out.completions(),
                                           [e.metadata for e in chunk]))
@@ -371,7 +367,7 @@ class Trainer:
             if hasattr(self.task, "checkpoint_meta"):
                 meta.update(self.task.checkpoint_meta())
             meta.update(extra_meta or {})
-            save_checkpoint(path, self.unwrapped, self.tokenizer, meta)
+            save_checkpoint(path, self.model, self.tokenizer, meta)
         if self.world > 1:
             torch.distributed.barrier()
         return path
@@ -435,4 +431,4 @@ def run_training(mode: str, config: RunConfig, command: str | None = None) -> di
     return Trainer(config, mode, command=command).run()
 
 
-__all__ = ["Trainer", "RewardError", "batch_indices", "run_training", "Example"]
+__all__ = ["Trainer", "RewardError", "batch_indices", "run_training"]
