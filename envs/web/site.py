@@ -143,6 +143,12 @@ def _parse_stock(text: str) -> int | None:
     return value if value >= 0 else None
 
 
+def _product_form() -> tuple[str, float | None, int | None]:
+    """(name, price, stock) of a submitted product form; None marks an invalid number."""
+    name = request.form.get("name", "").strip()
+    return name, _parse_price(request.form.get("price", "")), _parse_stock(request.form.get("stock", ""))
+
+
 def create_app() -> Flask:
     """Build the Flask app with its own state (one app per server, so tests never share state)."""
     app = Flask(__name__, template_folder=str(Path(__file__).parent / "templates"))
@@ -200,9 +206,7 @@ def create_app() -> Flask:
     def new_product() -> Any:
         error = None
         if request.method == "POST":
-            name = request.form.get("name", "").strip()
-            price = _parse_price(request.form.get("price", ""))
-            stock = _parse_stock(request.form.get("stock", ""))
+            name, price, stock = _product_form()
             if not name or price is None or stock is None:
                 error = "Enter a name, a price and a stock"
             else:
@@ -223,9 +227,7 @@ def create_app() -> Flask:
         item = s.products[product_id]
         error = None
         if request.method == "POST":
-            name = request.form.get("name", "").strip()
-            price = _parse_price(request.form.get("price", ""))
-            stock = _parse_stock(request.form.get("stock", ""))
+            name, price, stock = _product_form()
             if not name or price is None or stock is None:
                 error = "Invalid value: price and stock must be non-negative numbers"
             else:
