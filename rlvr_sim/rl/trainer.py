@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from rlvr_sim.config import RunConfig
+from rlvr_sim.config import ConfigError, RunConfig
 from rlvr_sim.models.lm import CheckpointError, apply_lora, build_model, load_model, save_checkpoint
 from rlvr_sim.rl.losses import completion_logprobs, group_advantages, grpo_token_loss, sft_loss_sum
 from rlvr_sim.rl.sampler import left_pad, sample
@@ -383,8 +383,11 @@ class Trainer:
         if is_main:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             if c.tensorboard:
-                from torch.utils.tensorboard import SummaryWriter
-
+                try:
+                    from torch.utils.tensorboard import SummaryWriter
+                except ImportError as err:
+                    raise ConfigError("tensorboard=true needs the tensorboard package: "
+                                      "pip install 'rlvr-sim[tensorboard]'") from err
                 writer = SummaryWriter(str(self.output_dir / "tensorboard"))
         log_path = self.output_dir / "metrics.jsonl"
         start_time = time.time()
