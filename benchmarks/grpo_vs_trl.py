@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import platform
 import random
 import shlex
@@ -33,6 +32,7 @@ import torch
 
 from rlvr_sim.config import load_config
 from rlvr_sim.models.lm import build_model, load_model, save_checkpoint
+from rlvr_sim.reporting import emit_json
 from rlvr_sim.rl.trainer import Trainer
 from rlvr_sim.tasks.addition import AdditionTask
 from rlvr_sim.tasks.base import Example
@@ -249,11 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         "threads": torch.get_num_threads(), "torch": torch.__version__, "trl": trl.__version__,
         "platform": platform.platform(), "results": results,
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n")
+    emit_json(report, args.out)
     return 0
 
 

@@ -13,19 +13,18 @@ alternately in one process (after a warm-up), and the medians are reported.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import shlex
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from rlvr_sim.models.lm import build_model
+from rlvr_sim.reporting import emit_json
 from rlvr_sim.rl.sampler import sample
 
 # (name, prompts, group size, prompt tokens, new tokens)
@@ -146,11 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     report.update(run_benchmark(shapes, args.preset, 256 if args.quick else args.vocab_size,
                                 1 if args.quick else args.warmup, 2 if args.quick else args.repeats, args.seed,
                                 overrides))
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n")
+    emit_json(report, args.out)
     return 0
 
 

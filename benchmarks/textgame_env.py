@@ -7,11 +7,9 @@ RLVRWorld-TextGame-v0 at batch 1 (env.step) and batched (one KV-cached generatio
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
-from pathlib import Path
 
 import torch
 from rlvr_sim.envs.textgame.env import TextGameEnv, game_state
@@ -20,6 +18,7 @@ from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel, TextGameW
 from rlvr_sim.policies.textgame_agents import RandomTextGameAgent
 
 from rlvr_sim.data.bytesized32 import TextGameTransition
+from rlvr_sim.reporting import emit_json
 
 
 def ground_truth_steps_per_second(steps: int, seed: int) -> float:
@@ -91,11 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         "batched_speedup": round(batched / batch1, 2),
         "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor()},
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n")
+    emit_json(result, args.out)
     return 0
 
 

@@ -11,14 +11,14 @@ the display flip; frame-rate cap off, torch on one thread. Writes JSON (stdout, 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
+
+from rlvr_sim.reporting import emit_json
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -111,11 +111,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         },
         **measure(args.viewer_args, args.frames, args.warmup),
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n")
+    emit_json(result, args.out)
     return result
 
 
