@@ -62,8 +62,14 @@ class Trainer:
 
         self.config, self.mode = config, mode
         self.command = command or " ".join(sys.argv)
-        self.state = PartialState()
+        launched_world = int(os.environ.get("WORLD_SIZE", "1"))
+        # Under torchrun on a machine without CUDA, some accelerate versions only set up the (gloo) process
+        # group when asked for CPU explicitly; without it every process would train alone as rank 0.
+        self.state = PartialState(cpu=launched_world > 1 and not torch.cuda.is_available())
         self.rank, self.world = self.state.process_index, self.state.num_processes
+        if self.world != launched_world:
+            raise RuntimeError(f"launched with WORLD_SIZE={launched_world} but accelerate set up {self.world} "
+                               "process(es); check the launcher's environment (MASTER_ADDR/PORT, backend)")
         self.device = self.state.device
         if config.batch_size % self.world:
             raise ValueError(f"batch_size {config.batch_size} must be divisible by {self.world} processes")
