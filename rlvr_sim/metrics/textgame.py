@@ -143,6 +143,8 @@ def parse_answer(response: str) -> dict:
         score = {}
     if not isinstance(score, dict):
         raise AnswerParseError(f"'score' must be an object, got {type(score).__name__}")
+    if score and "score" not in score:
+        raise AnswerParseError(f"'score' must be empty or a full score record with a 'score' key, got {score}")
     modified = [{**obj, "uuid": _as_uuid(obj["uuid"])} for obj in modified]
     return {"modified": modified, "removed": [_as_uuid(u) for u in removed], "score": score}
 

@@ -165,6 +165,8 @@ def test_unexpected_property_is_an_error_not_an_exception(heating):
         "The final answer is: {\"modified\": [{\"name\": \"water\"}], \"removed\": []}",
         "The final answer is: {\"modified\": 5, \"removed\": []}",
         "The final answer is: {\"modified\": [], \"removed\": [], \"score\": 3}",
+        # a sampled answer seen in training: the score record's 'score' key replaced by another word
+        "The final answer is: {\"modified\": [], \"score\": {\"temperature\": 3, \"gameOver\": true}}",
     ],
 )
 def test_malformed_outputs_score_zero(heating, response):
@@ -279,3 +281,28 @@ def test_changed_pairs_and_accuracy_report(boiling, heating):
     assert "| sft | 66.67 | 50.00 | 60.00 | 0.60 |" in table
     with pytest.raises(ValueError):
         accuracy_report([True], [True, False])
+
+
+def test_reward_never_raises_on_corrupted_gold_answers(heating, boiling):
+    """Random token-level corruptions of exact answers (what a sampling model emits): a float in
+    [0, max], never an exception."""
+    import random
+
+    rng = random.Random(0)
+    for current, gold in (heating, boiling):
+        exact = "The final answer is: " + json.dumps(make_diff(current, gold))
+        pieces = ['"score"', '"uuid"', '"modified"', '"removed"', "{", "}", "[", "]", ",", ":", "1", "true",
+                  '"name"', '"x"', "null", '"properties"', '"contains"']
+        for _ in range(400):
+            text = list(exact)
+            for _ in range(rng.randint(1, 3)):
+                at = rng.randrange(len(text))
+                if rng.random() < 0.5:
+                    text[at : at + rng.randint(1, 8)] = list(rng.choice(pieces))
+                else:
+                    del text[at : at + rng.randint(1, 8)]
+            response = "".join(text)
+            for reward_type in ("binary", "task_specific"):
+                for compat in (None, "rlvr-world"):
+                    value = text_game_reward(response, current, gold, reward_type, compat)
+                    assert 0.0 <= value <= 1.3
