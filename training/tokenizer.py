@@ -109,7 +109,12 @@ def train(args: argparse.Namespace) -> dict:
     background = median_frame(train_eps, seed=args.seed)
     bg = torch.from_numpy(background).float().permute(2, 0, 1)[None] / 255.0
     config = TokenizerConfig(args.image_size, args.abs_grid, args.cond_grid, [int(v) for v in args.levels.split(",")],
-                             args.width)
+                             args.width, args.output)
+    perceptual = None
+    if args.lpips_weight > 0:
+        from rlvr_sim.metrics.video import perceptual_metric
+
+        perceptual = perceptual_metric().network  # frozen; the same network the tables report
     model = FrameTokenizer(config)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     budget = args.minutes * 60.0
@@ -124,6 +129,9 @@ def train(args: argparse.Namespace) -> dict:
         model.train()
         recon, _ = model(future, context, CONDITIONAL)
         loss = _loss(recon, future, _weights(future, context, bg, args.fg_weight))
+        if perceptual is not None:  # sharpness: the perceptual distance the reward and tables use
+            n = max(1, min(args.lpips_batch, len(recon)))
+            loss = loss + args.lpips_weight * perceptual(recon[:n] * 2 - 1, future[:n] * 2 - 1).mean()
         absolute = future[: max(2, args.batch_size // 4)]
         recon_abs, _ = model(absolute, None, ABSOLUTE)
         loss = loss + args.abs_weight * _loss(recon_abs, absolute, _weights(absolute, None, bg, args.fg_weight))
@@ -158,6 +166,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--cond-grid", type=int, default=4)
     parser.add_argument("--levels", default="8,5,5,5", help="FSQ levels, comma-separated")
     parser.add_argument("--width", type=int, default=32)
+    parser.add_argument("--output", default="composite", choices=("composite", "residual"),
+                        help="conditional decoder: context + painted mask layer, or context + linear change")
+    parser.add_argument("--lpips-weight", type=float, default=0.0, help="weight of a perceptual (LPIPS) loss term")
+    parser.add_argument("--lpips-batch", type=int, default=8, help="frames of each batch given the perceptual loss")
     parser.add_argument("--horizon", type=int, default=7, help="largest context-to-future gap trained")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=2e-3)

@@ -37,6 +37,10 @@ class TokenizerConfig:
     cond_grid: int = 4  # tokens per side for a conditional (future) frame; divides abs_grid
     levels: list[int] = field(default_factory=lambda: [8, 5, 5, 5])  # FSQ levels: 1000 codes
     width: int = 48  # channels of the conv trunks
+    # "composite": a conditional frame is the context frame with painted layers, out = ctx + m * (c - ctx),
+    # m a per-pixel sigmoid mask and c a colour (static pixels are copied exactly; only what moved is
+    # drawn). "residual" (older checkpoints): out = ctx + linear change.
+    output: str = "composite"
 
     def __post_init__(self) -> None:
         down = self.image_size // self.abs_grid
@@ -45,6 +49,8 @@ class TokenizerConfig:
         ratio = self.abs_grid // max(self.cond_grid, 1)
         if self.cond_grid < 1 or self.abs_grid % self.cond_grid or ratio & (ratio - 1):
             raise ValueError(f"cond_grid {self.cond_grid} must divide abs_grid {self.abs_grid} by a power of 2")
+        if self.output not in ("composite", "residual"):
+            raise ValueError(f"output must be 'composite' or 'residual', got {self.output!r}")
         if any(level < 2 for level in self.levels):
             raise ValueError(f"FSQ levels must be >= 2, got {self.levels}")
 
@@ -124,7 +130,11 @@ class FrameTokenizer(nn.Module):
                                         for _ in range(self.cond_down)])
         self.dec_mid = nn.Sequential(_conv(2 * top, top), _conv(top, top))
         self.dec_up = nn.ModuleList([_conv(w[i + 1] + w[i], w[i]) for i in reversed(range(self.num_down))])
-        self.dec_out = nn.Conv2d(w[0], 3, 3, 1, 1)
+        self.composite = config.output == "composite"
+        self.dec_out = nn.Conv2d(w[0], 4 if self.composite else 3, 3, 1, 1)
+        if self.composite:
+            with torch.no_grad():  # start with the mask mostly closed: "nothing moved" copies the context
+                self.dec_out.bias[3].fill_(-3.0)
 
     def _context_features(self, context: torch.Tensor, mode_plane: torch.Tensor) -> list[torch.Tensor]:
         features = [self.ctx_stem(torch.cat([context, mode_plane], dim=1))]
@@ -164,7 +174,14 @@ class FrameTokenizer(nn.Module):
         for step, up in enumerate(self.dec_up):
             h = F.interpolate(h, scale_factor=2.0, mode="nearest")
             h = up(torch.cat([h, ctx[self.num_down - 1 - step]], dim=1))
-        return ref + self.dec_out(h)
+        out = self.dec_out(h)
+        if not self.composite:
+            return ref + out
+        colour = 0.5 + out[:, :3]
+        if mode == ABSOLUTE:
+            return colour
+        mask = torch.sigmoid(out[:, 3:])
+        return ref + mask * (colour - ref)
 
     def forward(self, frames: torch.Tensor, context: torch.Tensor | None, mode: str) -> tuple[torch.Tensor, torch.Tensor]:
         values, codes = self.encode_latent(frames, context, mode)
@@ -239,7 +256,9 @@ class FrameTokenizer(nn.Module):
         for name in (CONFIG_FILE, WEIGHTS_FILE):
             if not (directory / name).is_file():
                 raise FileNotFoundError(f"tokenizer checkpoint {directory} lacks {name}")
-        config = TokenizerConfig(**json.loads((directory / CONFIG_FILE).read_text())["config"])
+        stored = json.loads((directory / CONFIG_FILE).read_text())["config"]
+        stored.setdefault("output", "residual")  # checkpoints written before the composite decoder
+        config = TokenizerConfig(**stored)
         model = cls(config)
         model.load_state_dict(load_file(str(directory / WEIGHTS_FILE)))
         return model.eval()

@@ -39,3 +39,34 @@ def test_bad_inputs():
         TokenizerConfig(image_size=64, abs_grid=6)
     with pytest.raises(FileNotFoundError):
         FrameTokenizer.load("/nonexistent/tokenizer")
+
+
+def test_composite_decoder_copies_the_context_where_its_mask_is_closed():
+    tok = FrameTokenizer(TokenizerConfig(width=8)).eval()
+    assert tok.config.output == "composite"
+    rng = np.random.default_rng(1)
+    context = rng.integers(0, 256, (2, 64, 64, 3), dtype=np.uint8)
+    future = rng.integers(0, 256, (2, 64, 64, 3), dtype=np.uint8)
+    codes = tok.encode(future, context, CONDITIONAL)
+    with torch.no_grad():
+        tok.dec_out.weight[3].zero_()
+        tok.dec_out.bias[3].fill_(-50.0)  # mask shut everywhere: nothing is painted
+    assert np.array_equal(tok.decode(codes, context, CONDITIONAL), context)
+    with torch.no_grad():
+        tok.dec_out.bias[3].fill_(50.0)  # mask open everywhere: the painted colour layer alone
+    assert not np.array_equal(tok.decode(codes, context, CONDITIONAL), context)
+
+
+def test_checkpoint_without_output_field_loads_as_residual(tmp_path):
+    import json
+
+    tok = FrameTokenizer(TokenizerConfig(width=8, output="residual")).eval()
+    tok.save(tmp_path / "old")
+    path = tmp_path / "old" / "tokenizer_config.json"
+    stored = json.loads(path.read_text())
+    del stored["config"]["output"]
+    path.write_text(json.dumps(stored))
+    again = FrameTokenizer.load(tmp_path / "old")
+    assert again.config.output == "residual" and again.dec_out.out_channels == 3
+    with pytest.raises(ValueError, match="output must be"):
+        TokenizerConfig(output="warp")
