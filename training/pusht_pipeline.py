@@ -56,7 +56,8 @@ MODEL_CARD = """# {title}
 - Model: Llama causal LM ({params:,} parameters) over [FSQ codes (1000) | action bins (2 x 256) | PAD, BOS],
   trained by `rlvr_sim` (`{stage}` stage, {steps} steps, {wall:.0f} s wall time on a shared 2-core CPU).
 - Tokenizer (`tokenizer/`): compressive FSQ autoencoder, 8x8 absolute codes for the anchor frame,
-  4x4 conditional codes per future frame (decoded against the anchor's pixels). Held-out reconstruction
+  4x4 conditional codes per future frame, decoded against the anchor's pixels ({tok_output} decoder;
+  composite = anchor + mask x (colour - anchor), unmoved pixels copied exactly). Held-out reconstruction
   (MSE on [0, 1] pixels; foreground = object pixels): one step ahead {tok1} vs copy-last-frame {copy1}
   (foreground {tok1fg} vs {copy1fg}); seven steps ahead {tok7} vs {copy7} (foreground {tok7fg} vs {copy7fg}).
   Trained {tok_minutes} min, {tok_steps} steps: `{tok_command}`.
@@ -100,6 +101,7 @@ def package(run_dir: Path, out: Path, tokenizer_dir: Path, data_dir: str, title:
                              tok7=f"{report['gap7_recon_mse']:.2e}", copy7=f"{report['gap7_copy_mse']:.2e}",
                              tok7fg=f"{report['gap7_recon_fg_mse']:.2e}", copy7fg=f"{report['gap7_copy_fg_mse']:.2e}",
                              tok_minutes=report["train_minutes"], tok_steps=report["steps"], tok_command=tok["command"],
+                             tok_output=tok["config"].get("output", "residual"),
                              title=title, summary=summary, params=params, stage=meta.get("stage", "?"),
                              steps=meta.get("steps", 0), wall=float(meta.get("wall_seconds", 0.0)),
                              frame_skip=settings["frame_skip"], n_start=n_start, n_steps=n_steps,
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {STAGES}")
     parser.add_argument("--data", default="data/pusht")
     parser.add_argument("--episodes", type=int, default=240)
-    parser.add_argument("--tokenizer-minutes", type=float, default=30.0)
+    parser.add_argument("--tokenizer-minutes", type=float, default=24.0)
     parser.add_argument("--runs", default="runs")
     args = parser.parse_args(argv)
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]

@@ -1,11 +1,13 @@
 """Train the compressive FSQ frame tokenizer on episode .npz files and report its reconstruction quality.
 
-    python training/tokenizer.py --data DIR --out assets/pusht_tokenizer --minutes 25
+    python training/tokenizer.py --data DIR --out runs/pusht_tokenizer --minutes 24
 
 Each step trains the conditional mode on (context frame x_t, future frame x_{t+j}) pairs, j in
 [0, horizon] (j = 0 teaches "nothing changed"), and the absolute mode on a quarter batch of frames.
 The loss is MSE + L1 with foreground pixels (those that differ from the data set's median frame, or
-from the context frame) weighted up, since a mostly flat background otherwise dominates it. The final
+from the context frame) weighted up, since a mostly flat background otherwise dominates it, plus
+`--lpips-weight` x ST-LPIPS (the tables' perceptual metric) on `--lpips-batch` frames of each batch,
+which keeps the painted objects sharp. The final
 report (also stored in the checkpoint's JSON) gives, on held-out episodes, whole-frame and
 foreground MSE of the reconstruction beside copying the context frame, one step and `horizon` steps
 ahead: the ceiling for any world model behind this tokenizer.
@@ -168,15 +170,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--width", type=int, default=32)
     parser.add_argument("--output", default="composite", choices=("composite", "residual"),
                         help="conditional decoder: context + painted mask layer, or context + linear change")
-    parser.add_argument("--lpips-weight", type=float, default=0.0, help="weight of a perceptual (LPIPS) loss term")
-    parser.add_argument("--lpips-batch", type=int, default=8, help="frames of each batch given the perceptual loss")
+    parser.add_argument("--lpips-weight", type=float, default=0.3, help="weight of a perceptual (LPIPS) loss term")
+    parser.add_argument("--lpips-batch", type=int, default=4, help="frames of each batch given the perceptual loss")
     parser.add_argument("--horizon", type=int, default=7, help="largest context-to-future gap trained")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--fg-weight", type=float, default=20.0)
     parser.add_argument("--abs-weight", type=float, default=0.3)
     parser.add_argument("--steps", type=int, default=1_000_000)
-    parser.add_argument("--minutes", type=float, default=25.0, help="wall-clock budget (cosine LR over it)")
+    parser.add_argument("--minutes", type=float, default=24.0, help="wall-clock budget (cosine LR over it)")
     parser.add_argument("--test-fraction", type=float, default=0.1)
     parser.add_argument("--split-seed", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)

@@ -4,12 +4,16 @@ Two modes share one network (iVideoGPT's compressive idea, scaled to a CPU):
 - *absolute* (`ABSOLUTE`): a frame on its own -> `abs_grid` x `abs_grid` codes. These tell the world
   model what the context frame shows; their reconstruction is only a by-product.
 - *conditional* (`CONDITIONAL`): a future frame given the context frame's pixels -> `cond_grid` x
-  `cond_grid` codes. The decoder sees the context frame through U-Net skips and outputs the context
-  frame plus a predicted change, so codes are spent only on what moved (PushT frames are mostly flat
-  background, where copying the last frame is already hard to beat: DESIGN.md).
+  `cond_grid` codes. The decoder sees the context frame through U-Net skips, so codes are spent only on
+  what moved (PushT frames are mostly flat background, where copying the last frame is already hard to
+  beat: DESIGN.md). With `output="composite"` (default) it paints over the context frame:
+  out = ctx + m * (c - ctx), a per-pixel sigmoid mask m (initialised nearly shut) and a colour layer c,
+  so pixels that did not move are copied exactly instead of being re-synthesised slightly blurred
+  (the older `"residual"` decoder, ctx + a linear change, tinted and blurred the whole frame and
+  reconstructed worse than copying the last frame on LPIPS).
 Quantiser: FSQ (finite scalar quantisation) with per-channel `levels`; latents are batch-normalised
-before the bounding tanh so they do not saturate onto one code. The output layer is linear (a sigmoid
-stalls on the exactly-white PushT background) and is clamped to [0, 1] at decode time.
+before the bounding tanh so they do not saturate onto one code. Colour outputs are linear (a sigmoid
+stalls on the exactly-white PushT background) and are clamped to [0, 1] at decode time.
 """
 
 from __future__ import annotations
