@@ -145,7 +145,9 @@ def main(argv: list[str] | None = None) -> None:
                 "Maximum-likelihood pre-training on multi-step windows (1 anchor frame, 7 future frames).")
         package(runs / "pusht_grpo_multi", ASSETS / "pusht_rlvr", tokenizer_dir, args.data,
                 "PushT video world model: RLVR (multi-step)",
-                "GRPO from the base model with reward -(MAE + LPIPS) over 7 predicted frames, G = 16. "
+                "GRPO from the base model with reward -(MAE + LPIPS) over 7 predicted frames, G = 16, minus a "
+                "repetition penalty of 0.05 for a rollout that repeats a frame token for token "
+                "(`training/configs/pusht_grpo_multi.yaml`). "
                 "The default model of `RLVRWorld-Video-v0`.")
         if (runs / "pusht_grpo_single" / "final").is_dir():
             package(runs / "pusht_grpo_single", ASSETS / "pusht_rlvr_single", tokenizer_dir, args.data,
