@@ -88,28 +88,10 @@ def markdown(results: dict[str, Any], note: str) -> str:
 
 def demo(checkpoint: str | Path = ASSETS / "web_rlvr", task_id: int = 0, seed: int = 0) -> dict[str, Any]:
     """Start the local site, run one MPC episode in the real browser with a learned world model, print it."""
-    from rlvr_sim.envs.web.browser_env import BrowserEnv
-    from rlvr_sim.envs.web.world_model_env import LMWebWorldModel
-    from rlvr_sim.policies.web_mpc import (
-        HeuristicValueFunction,
-        HeuristicWebPolicy,
-        LearnedWorldModel,
-        MPCWebAgent,
-        run_episode,
-    )
+    from rlvr_sim.envs.web.demo import run_episode_text
 
-    env = BrowserEnv(max_steps=8)
-    try:
-        agent = MPCWebAgent(HeuristicWebPolicy(), HeuristicValueFunction(),
-                            LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=0.0)))
-        result = run_episode(env, agent, task_id, seed=seed, max_steps=8)
-        print(f"site {env.base_url} | task {task_id}: {env.task.objective if env.task else ''}")
-        for step in result["trace"]:
-            scores = ", ".join(f"{a}: {v:.2f}" for a, v in step["scores"].items())
-            print(f"  {step['action']:<32} imagined values: {scores}")
-        print(f"  success: {result['success']} in {result['steps']} steps")
-    finally:
-        env.close()
+    text, result = run_episode_text(checkpoint, task_id=task_id, seed=seed)
+    print(text)
     return result
 
 

@@ -75,6 +75,7 @@ def demo(argv: list[str]) -> int:
         ("text-game world model", lambda: importlib.import_module("rlvr_sim.envs.textgame.demo").run_demo(seed=args.seed)),
         ("video world model", lambda: importlib.import_module("rlvr_sim.envs.video.demo").run_demo(
             out_gif=f"{out}/pusht_rollout.gif", seed=args.seed)),
+        ("web world model and MPC agent", lambda: importlib.import_module("rlvr_sim.envs.web.demo").run_demo(seed=args.seed)),
     ]
     failures = 0
     for title, section in sections:
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         lines = [
             "usage: rlvr-sim COMMAND [args]",
-            "  demo                      the main job on the embedded models (addition GRPO, text game, video)",
+            "  demo                      the main job on the embedded models (addition GRPO, text game, video, web)",
             "  sft | grpo                training/sft.py, training/grpo.py (--task NAME --preset YAML key=value ...)",
             f"  eval {{{','.join(EVALUATIONS)}}}  evaluation scripts",
             "  play textgame             play the learned text-game simulator in the terminal",

@@ -94,3 +94,16 @@ def test_collector_writes_wma_records(tmp_path):
         assert transition.tree.startswith("Tab 0 (current): ") and transition.next_tree is not None
         assert item_change_f1(transition.gold, transition.gold).f1 == 1.0
         assert not transition.url.startswith("http")
+
+
+def test_demo_section_runs_a_learned_world_model_episode_and_prints_the_tables(tmp_path):
+    """`rlvr-sim demo`'s web section: real site + Chromium, the embedded RLVR world model, committed tables."""
+    from rlvr_sim.envs.web.demo import run_episode_text, tables_text
+
+    text, result = run_episode_text(task_id=0, seed=0, max_steps=3)
+    assert "world model web_rlvr" in text and "task 0:" in text
+    assert 1 <= result["steps"] <= 3 and len(text.splitlines()) == result["steps"] + 3
+    assert all(step["action"] in text for step in result["trace"])
+    tables = tables_text()
+    assert "| Model | Precision | Recall | F1 |" in tables and "| Agent | Success rate (%) |" in tables
+    assert "No web.md yet" in tables_text(tmp_path)

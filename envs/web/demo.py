@@ -1,0 +1,62 @@
+"""One MPC web-agent episode in the real browser with the embedded web world model, plus the committed web
+tables of the embedded checkpoints (for the project's `demo` command)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+RESULTS = Path(__file__).resolve().parents[2] / "evaluations" / "results"
+
+
+def episode_text(result: dict[str, Any], base_url: str, objective: str) -> str:
+    """A printable trace of one MPC episode (`policies.web_mpc.run_episode`'s result)."""
+    lines = [f"site {base_url} | task {result['task_id']}: {objective}"]
+    for step in result["trace"]:
+        scores = ", ".join(f"{action}: {value:.2f}" for action, value in step["scores"].items())
+        lines.append(f"  {step['action']:<32} imagined values: {scores}")
+    lines.append(f"  success: {result['success']} in {result['steps']} steps")
+    return "\n".join(lines)
+
+
+def run_episode_text(checkpoint: str | Path | None = None, task_id: int = 0, seed: int = 0,
+                     max_steps: int = 8) -> tuple[str, dict[str, Any]]:
+    """Start the local site and Chromium, run one MPC episode with a learned world model (greedy); return
+    (trace text, result)."""
+    from rlvr_sim.envs.web.browser_env import BrowserEnv
+    from rlvr_sim.envs.web.world_model_env import LMWebWorldModel
+    from rlvr_sim.policies.web_mpc import (
+        HeuristicValueFunction,
+        HeuristicWebPolicy,
+        LearnedWorldModel,
+        MPCWebAgent,
+        run_episode,
+    )
+
+    checkpoint = Path(checkpoint) if checkpoint is not None else ASSETS / "web_rlvr"
+    world_model = LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=0.0))
+    env = BrowserEnv(max_steps=max_steps)
+    try:
+        agent = MPCWebAgent(HeuristicWebPolicy(), HeuristicValueFunction(), world_model)
+        result = run_episode(env, agent, task_id, seed=seed, max_steps=max_steps)
+        text = episode_text(result, env.base_url, env.task.objective if env.task else "")
+    finally:
+        env.close()
+    return f"MPC agent, world model {checkpoint.name}, real Chromium:\n{text}", result
+
+
+def tables_text(results_dir: str | Path | None = None) -> str:
+    """The committed web tables (world-model F1 and agent success rates), or a note saying which is missing."""
+    results_dir = Path(results_dir) if results_dir is not None else RESULTS
+    parts = []
+    for name, script in (("web.md", "python evaluations/web.py"), ("web_agent.md", "python evaluations/web_agent.py")):
+        path = results_dir / name
+        parts.append(path.read_text().strip() if path.exists() else f"No {name} yet: run {script}")
+    return "\n\n".join(parts)
+
+
+def run_demo(seed: int = 0, task_id: int = 0, checkpoint: str | Path | None = None) -> str:
+    """The `demo` section: one real-browser MPC episode, then the web tables of the embedded checkpoints."""
+    trace, _ = run_episode_text(checkpoint, task_id=task_id, seed=seed)
+    return f"{trace}\n\n{tables_text()}"
