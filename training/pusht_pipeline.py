@@ -117,7 +117,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=240)
     parser.add_argument("--tokenizer-minutes", type=float, default=24.0)
     parser.add_argument("--runs", default="runs")
+    parser.add_argument("--assets", default=str(ASSETS),
+                        help="where `package` writes pusht_{base,rlvr,rlvr_single} (default: the embedded assets/)")
+    parser.add_argument("--results", default=None,
+                        help="output path of `evaluate` without extension (default: evaluations/results/video)")
     args = parser.parse_args(argv)
+    assets = Path(args.assets)
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]
     unknown = sorted(set(stages) - set(STAGES))
     if unknown:
@@ -141,20 +146,22 @@ def main(argv: list[str] | None = None) -> None:
                   f"model.name_or_path={runs / 'pusht_sft' / 'final'}", f"output_dir={runs / f'pusht_grpo_{kind}'}",
                   *data_args])
     if "package" in stages:
-        package(runs / "pusht_sft", ASSETS / "pusht_base", tokenizer_dir, args.data, "PushT video world model: base (MLE)",
+        package(runs / "pusht_sft", assets / "pusht_base", tokenizer_dir, args.data, "PushT video world model: base (MLE)",
                 "Maximum-likelihood pre-training on multi-step windows (1 anchor frame, 7 future frames).")
-        package(runs / "pusht_grpo_multi", ASSETS / "pusht_rlvr", tokenizer_dir, args.data,
+        package(runs / "pusht_grpo_multi", assets / "pusht_rlvr", tokenizer_dir, args.data,
                 "PushT video world model: RLVR (multi-step)",
                 "GRPO from the base model with reward -(MAE + LPIPS) over 7 predicted frames, G = 16, minus a "
                 "repetition penalty of 0.05 for a rollout that repeats a frame token for token "
                 "(`training/configs/pusht_grpo_multi.yaml`). "
                 "The default model of `RLVRWorld-Video-v0`.")
         if (runs / "pusht_grpo_single" / "final").is_dir():
-            package(runs / "pusht_grpo_single", ASSETS / "pusht_rlvr_single", tokenizer_dir, args.data,
+            package(runs / "pusht_grpo_single", assets / "pusht_rlvr_single", tokenizer_dir, args.data,
                     "PushT video world model: RLVR (single-step)",
                     "GRPO from the base model on single-step prompts (4 context frames -> next frame).")
     if "evaluate" in stages:
-        _run([py, "evaluations/video.py", "--data", args.data])
+        _run([py, "evaluations/video.py", "--data", args.data, "--base", str(assets / "pusht_base"),
+              "--rlvr", str(assets / "pusht_rlvr"), "--rlvr-single", str(assets / "pusht_rlvr_single"),
+              *(["--out", args.results] if args.results else [])])
     print(json.dumps({"pipeline_seconds": round(time.time() - start, 1), "stages": stages}))
 
 
