@@ -121,8 +121,10 @@ def train(args: argparse.Namespace) -> dict:
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     budget = args.minutes * 60.0
     start, step = time.time(), 0
-    while step < args.steps and time.time() - start < budget:
-        lr = args.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, (time.time() - start) / budget)))
+    max_steps = args.steps if args.steps is not None else 10**9
+    while step < max_steps and time.time() - start < budget:
+        progress = step / max_steps if args.steps is not None else (time.time() - start) / budget
+        lr = args.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
         for group in optimiser.param_groups:
             group["lr"] = lr
         context_np, future_np = sample_pairs(train_eps, args.batch_size, args.horizon, rng)
@@ -177,8 +179,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--fg-weight", type=float, default=20.0)
     parser.add_argument("--abs-weight", type=float, default=0.3)
-    parser.add_argument("--steps", type=int, default=1_000_000)
-    parser.add_argument("--minutes", type=float, default=24.0, help="wall-clock budget (cosine LR over it)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="optimizer steps, cosine LR over them: reproducible whatever the machine's load "
+                             "(--minutes then only caps the run); default: a wall-clock budget")
+    parser.add_argument("--minutes", type=float, default=24.0,
+                        help="wall-clock budget; without --steps the cosine LR runs over it")
     parser.add_argument("--test-fraction", type=float, default=0.1)
     parser.add_argument("--split-seed", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
