@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from rlvr_sim.training.tokenizer import collapsed
 
 STAGES = ("collect", "tokenizer", "sft", "grpo", "package", "evaluate")
 ASSETS = Path("assets")
@@ -137,6 +138,12 @@ def main(argv: list[str] | None = None) -> None:
     if "tokenizer" in stages:
         _run([py, "training/tokenizer.py", "--data", args.data, "--out", str(tokenizer_dir),
               "--minutes", str(args.tokenizer_minutes)])
+        report = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())["report"]
+        if collapsed(report):
+            raise SystemExit(f"the tokenizer in {tokenizer_dir} collapsed (reconstruction no better than copying the "
+                             "context frame: gap-1 foreground MSE {:.3g} vs {:.3g}); rerun the tokenizer stage with "
+                             "more steps or another seed before training world models on it".format(
+                                 report["gap1_recon_fg_mse"], report["gap1_copy_fg_mse"]))
     if "sft" in stages:
         _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_sft.yaml",
               f"output_dir={runs / 'pusht_sft'}", *data_args])

@@ -101,6 +101,16 @@ def evaluate(model: FrameTokenizer, episodes: list[np.ndarray], background: np.n
     return report
 
 
+def collapsed(report: dict, margin: float = 0.1) -> bool:
+    """True when the conditional reconstruction is not at least `margin` better than copying the context
+    frame, one step and `horizon` steps ahead (foreground MSE, held-out pairs): the decoder has learned to
+    ignore the future frame's codes, and every world model behind this tokenizer could only copy the last
+    frame. (A collapsed PushT run measured 0.976 x copy; the embedded tokenizer 0.45 and 0.37 x copy.)"""
+    gaps = [key[: -len("_recon_fg_mse")] for key in report if key.startswith("gap") and key.endswith("_recon_fg_mse")]
+    return bool(gaps) and all(report[f"{gap}_recon_fg_mse"] >= (1 - margin) * report[f"{gap}_copy_fg_mse"]
+                              for gap in gaps)
+
+
 def train(args: argparse.Namespace) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -157,6 +167,10 @@ def train(args: argparse.Namespace) -> dict:
     model.save(args.out, provenance)
     np.save(Path(args.out) / "background.npy", background)
     print(json.dumps(report, indent=2), flush=True)
+    if collapsed(report):
+        print("WARNING: the tokenizer collapsed: its reconstruction of future frames is no better than copying the "
+              "context frame (see gap1/gap7 recon vs copy above); train longer (--steps) or with another --seed",
+              flush=True)
     return report
 
 

@@ -34,3 +34,14 @@ def test_step_budget_is_reproducible(tmp_path):
     assert all(np.array_equal(weights_a[k].numpy(), weights_b[k].numpy()) for k in weights_a)
     config = json.loads((tmp_path / "a" / "tokenizer_config.json").read_text())
     assert "--steps 3" in config["command"] and config["report"]["steps"] == 3
+
+
+def test_collapse_check_on_measured_reports():
+    """Figures of a real collapsed PushT tokenizer run and of the embedded tokenizer (foreground MSE)."""
+    from rlvr_sim.training.tokenizer import collapsed
+
+    collapsed_run = {"gap1_recon_fg_mse": 0.03245, "gap1_copy_fg_mse": 0.03325,
+                     "gap7_recon_fg_mse": 0.06505, "gap7_copy_fg_mse": 0.06662}
+    embedded = {"gap1_recon_fg_mse": 0.01483, "gap1_copy_fg_mse": 0.03325,
+                "gap7_recon_fg_mse": 0.02448, "gap7_copy_fg_mse": 0.06662}
+    assert collapsed(collapsed_run) and not collapsed(embedded)
