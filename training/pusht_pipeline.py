@@ -5,7 +5,7 @@
 
 Stages (each skips nothing silently: it runs or fails with the error):
   collect   training/collect.py --task pusht --out data/pusht (scripted + noisy/random PushT episodes)
-  tokenizer training/tokenizer.py --data data/pusht --out runs/pusht_tokenizer
+  tokenizer training/tokenizer.py --data data/pusht --out runs/pusht_tokenizer --steps 6000
   sft       training/sft.py --preset training/configs/pusht_sft.yaml
   grpo      training/grpo.py with pusht_grpo_multi.yaml, then pusht_grpo_single.yaml
   package   copies the final checkpoints to assets/pusht_{base,rlvr,rlvr_single} with the tokenizer,
@@ -116,7 +116,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {STAGES}")
     parser.add_argument("--data", default="data/pusht")
     parser.add_argument("--episodes", type=int, default=240)
-    parser.add_argument("--tokenizer-minutes", type=float, default=24.0)
+    parser.add_argument("--tokenizer-steps", type=int, default=6000,
+                        help="tokenizer optimizer steps (a step budget, so the run does not depend on the machine's "
+                             "load: a 24-minute wall-clock budget on a busy machine gave 4,367 steps and collapsed)")
+    parser.add_argument("--tokenizer-minutes", type=float, default=90.0, help="wall-clock cap of the tokenizer stage")
     parser.add_argument("--runs", default="runs")
     parser.add_argument("--assets", default=str(ASSETS),
                         help="where `package` writes pusht_{base,rlvr,rlvr_single} (default: the embedded assets/)")
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         _run([py, "training/collect.py", "--task", "pusht", "--out", args.data, "--episodes", str(args.episodes)])
     if "tokenizer" in stages:
         _run([py, "training/tokenizer.py", "--data", args.data, "--out", str(tokenizer_dir),
-              "--minutes", str(args.tokenizer_minutes)])
+              "--steps", str(args.tokenizer_steps), "--minutes", str(args.tokenizer_minutes)])
         report = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())["report"]
         if collapsed(report):
             raise SystemExit(f"the tokenizer in {tokenizer_dir} collapsed (reconstruction no better than copying the "
