@@ -1,6 +1,6 @@
 """Train the compressive FSQ frame tokenizer on episode .npz files and report its reconstruction quality.
 
-    python training/tokenizer.py --data DIR --out runs/pusht_tokenizer --minutes 24
+    python training/tokenizer.py --data DIR --out runs/pusht_tokenizer --steps 6000      # or --minutes N: a wall-clock budget
 
 Each step trains the conditional mode on (context frame x_t, future frame x_{t+j}) pairs, j in
 [0, horizon] (j = 0 teaches "nothing changed"), and the absolute mode on a quarter batch of frames.
