@@ -74,13 +74,14 @@ def markdown(rows: list[dict[str, Any]], note: str) -> str:
 
 
 def results_tables(results_dir: str | Path = RESULTS) -> str:
-    """The committed web tables (world-model P/R/F1 and agent success rates) as markdown, for the CLI."""
+    """The committed web tables (world-model P/R/F1 and agent success rates) as markdown, for the CLI and the
+    demo; a missing table is named with the script that writes it."""
     parts = []
-    for name, title in (("web.md", "Web world model: item-change prediction"), ("web_agent.md", "MPC web agent")):
+    for name, title, script in (("web.md", "Web world model: item-change prediction", "python evaluations/web.py"),
+                                ("web_agent.md", "MPC web agent", "python evaluations/web_agent.py")):
         path = Path(results_dir) / name
-        if path.exists():
-            parts.append(f"### {title}\n\n{path.read_text()}")
-    return "\n".join(parts) or f"no web results in {results_dir}: run evaluations/web.py and evaluations/web_agent.py"
+        parts.append(f"### {title}\n\n{path.read_text().strip()}" if path.exists() else f"No {name} yet: run {script}")
+    return "\n\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,9 +144,9 @@ def main(argv: list[str] | None = None) -> None:
         report = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())["report"]
         if collapsed(report):
             raise SystemExit(f"the tokenizer in {tokenizer_dir} collapsed (reconstruction no better than copying the "
-                             "context frame: gap-1 foreground MSE {:.3g} vs {:.3g}); rerun the tokenizer stage with "
-                             "more steps or another seed before training world models on it".format(
-                                 report["gap1_recon_fg_mse"], report["gap1_copy_fg_mse"]))
+                             f"context frame: gap-1 foreground MSE {report['gap1_recon_fg_mse']:.3g} vs "
+                             f"{report['gap1_copy_fg_mse']:.3g}); rerun the tokenizer stage with more steps or another "
+                             "seed before training world models on it")
     if "sft" in stages:
         _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_sft.yaml",
               f"output_dir={runs / 'pusht_sft'}", *data_args])

@@ -131,9 +131,8 @@ def train(args: argparse.Namespace) -> dict:
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     budget = args.minutes * 60.0
     start, step = time.time(), 0
-    max_steps = args.steps if args.steps is not None else 10**9
-    while step < max_steps and time.time() - start < budget:
-        progress = step / max_steps if args.steps is not None else (time.time() - start) / budget
+    while (args.steps is None or step < args.steps) and time.time() - start < budget:
+        progress = step / args.steps if args.steps is not None else (time.time() - start) / budget
         lr = args.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
         for group in optimiser.param_groups:
             group["lr"] = lr

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
-RESULTS = Path(__file__).resolve().parents[2] / "evaluations" / "results"
 
 
 def episode_text(result: dict[str, Any], base_url: str, objective: str) -> str:
@@ -46,17 +45,9 @@ def run_episode_text(checkpoint: str | Path | None = None, task_id: int = 0, see
     return f"MPC agent, world model {checkpoint.name}, real Chromium:\n{text}", result
 
 
-def tables_text(results_dir: str | Path | None = None) -> str:
-    """The committed web tables (world-model F1 and agent success rates), or a note saying which is missing."""
-    results_dir = Path(results_dir) if results_dir is not None else RESULTS
-    parts = []
-    for name, script in (("web.md", "python evaluations/web.py"), ("web_agent.md", "python evaluations/web_agent.py")):
-        path = results_dir / name
-        parts.append(path.read_text().strip() if path.exists() else f"No {name} yet: run {script}")
-    return "\n\n".join(parts)
-
-
 def run_demo(seed: int = 0, task_id: int = 0, checkpoint: str | Path | None = None) -> str:
     """The `demo` section: one real-browser MPC episode, then the web tables of the embedded checkpoints."""
+    from rlvr_sim.evaluations.web import results_tables
+
     trace, _ = run_episode_text(checkpoint, task_id=task_id, seed=seed)
-    return f"{trace}\n\n{tables_text()}"
+    return f"{trace}\n\n{results_tables()}"

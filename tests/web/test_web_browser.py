@@ -98,7 +98,8 @@ def test_collector_writes_wma_records(tmp_path):
 
 def test_demo_section_runs_a_learned_world_model_episode_and_prints_the_tables(tmp_path):
     """`rlvr-sim demo`'s web section: real site + Chromium, the embedded RLVR world model, committed tables."""
-    from rlvr_sim.envs.web.demo import run_episode_text, tables_text
+    from rlvr_sim.envs.web.demo import run_episode_text
+    from rlvr_sim.evaluations.web import results_tables as tables_text
 
     text, result = run_episode_text(task_id=0, seed=0, max_steps=3)
     assert "world model web_rlvr" in text and "task 0:" in text
