@@ -2,7 +2,9 @@
 
 Agents: a scripted explorer that prefers elements whose names share words with the task objective
 (and types values taken from the objective into text fields), mixed with uniformly random actions
-(click, type, hover, scroll, go_back, goto a site page). Each step writes one WMA-style record
+(click, type, hover, scroll, go_back, goto a site page) and, with `--policy-prob`, samples of the MPC
+agent's own proposal policy (`HeuristicWebPolicy` at `--policy-temperature`), so that the world model
+also sees the pages and actions it will be asked about when it serves as the agent's lookahead. Each step writes one WMA-style record
 (objective, action, tree before/after, URL path, previous actions, the gold item changes in the
 three-section format) to `train.jsonl` or `test.jsonl` (split by episode, so test pages/action
 sequences are held out as whole episodes).
@@ -90,8 +92,17 @@ def scripted_action(objective: str, tree: str, rng: np.random.Generator) -> str:
 
 
 def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: float = 0.2, max_steps: int = 8,
-            scripted_prob: float = 0.5) -> dict[str, int]:
-    """Run `episodes` episodes and write train.jsonl/test.jsonl under `out_dir`; returns counts."""
+            scripted_prob: float = 0.5, policy_prob: float = 0.0, policy_temperature: float = 2.0) -> dict[str, int]:
+    """Run `episodes` episodes and write train.jsonl/test.jsonl under `out_dir`; returns counts.
+
+    Each step is the agent policy's sample with probability `policy_prob`; otherwise scripted with
+    probability `scripted_prob`, else random (with `policy_prob=0` the random stream, and so the data,
+    is the same as without the option)."""
+    if not 0.0 <= policy_prob <= 1.0 or not 0.0 <= scripted_prob <= 1.0:
+        raise ValueError(f"policy_prob and scripted_prob must be in [0, 1], got {policy_prob}, {scripted_prob}")
+    from rlvr_sim.policies.web_mpc import HeuristicWebPolicy
+
+    agent_policy = HeuristicWebPolicy(temperature=policy_temperature)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -105,7 +116,10 @@ def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: fl
             tree, info = env.reset(seed=seed + episode, options={"task_id": task.task_id})
             previous: list[str] = []
             for step in range(max_steps):
-                if rng.random() < scripted_prob:
+                roll = rng.random()
+                if roll < policy_prob:
+                    action = agent_policy.propose(task.objective, tree, info["url"], previous, 1, rng)[0]
+                elif (roll - policy_prob) / (1.0 - policy_prob) < scripted_prob:
                     action = scripted_action(task.objective, tree, rng)
                 else:
                     action = random_action(tree, rng)
@@ -153,12 +167,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-fraction", type=float, default=0.2)
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--scripted-prob", type=float, default=0.5, help="share of objective-guided actions")
+    parser.add_argument("--policy-prob", type=float, default=0.0,
+                        help="share of actions sampled from the MPC agent's proposal policy (on-policy data)")
+    parser.add_argument("--policy-temperature", type=float, default=2.0, help="that policy's sampling temperature")
     parser.add_argument("--start-pages", help="also write every task's start page to this JSON file")
     args = parser.parse_args(argv)
     start = time.time()
     if args.start_pages:
         record_start_pages(args.start_pages)
-    counts = collect(args.out, args.episodes, args.seed, args.test_fraction, args.max_steps, args.scripted_prob)
+    counts = collect(args.out, args.episodes, args.seed, args.test_fraction, args.max_steps, args.scripted_prob,
+                     args.policy_prob, args.policy_temperature)
     print(json.dumps({"out": str(args.out), **counts, "seconds": round(time.time() - start, 1)}))
     return 0
 

@@ -78,10 +78,15 @@ class WebTask:
 
     name = "web"
 
-    def __init__(self, tokenizer: Any = None, data_dir: str = "data/web", compat: str | None = None,
+    def __init__(self, tokenizer: Any = None, data_dir: str | list[str] = "data/web", compat: str | None = None,
                  max_prompt_tokens: int = 640, max_new_tokens: int = 256, vocab_size: int = 2048,
                  temperature: float = 1.0) -> None:
-        self.data_dir = Path(data_dir)
+        # several directories (a list) are read as one data set: each split is their concatenation
+        dirs = [data_dir] if isinstance(data_dir, (str, Path)) else list(data_dir)
+        if not dirs:
+            raise ValueError("data_dir is an empty list; give at least one directory")
+        self.data_dirs = [Path(d) for d in dirs]
+        self.data_dir = self.data_dirs[0]
         self.compat = compat
         self.max_prompt_tokens = max_prompt_tokens
         self.max_new_tokens = max_new_tokens
@@ -101,7 +106,8 @@ class WebTask:
     # ------------------------------------------------------------------------------------ data
     def transitions(self, split: str) -> list[WebTransition]:
         if split not in self._transitions:
-            self._transitions[split] = load_web_transitions(resolve_split_file(self.data_dir, split))
+            self._transitions[split] = [t for d in self.data_dirs
+                                        for t in load_web_transitions(resolve_split_file(d, split))]
         return self._transitions[split]
 
     def corpus(self, split: str = "train") -> list[str]:

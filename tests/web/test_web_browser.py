@@ -96,6 +96,25 @@ def test_collector_writes_wma_records(tmp_path):
         assert not transition.url.startswith("http")
 
 
+def test_collector_policy_prob_takes_the_agents_own_proposals(tmp_path):
+    """--policy-prob 1: every action is one the MPC agent's proposal policy can sample; 0 leaves the data as before."""
+    from rlvr_sim.envs.web.collect import collect
+    from rlvr_sim.policies.web_mpc import HeuristicWebPolicy
+
+    from rlvr_sim.data.wma import load_wma
+
+    collect(tmp_path / "on", 2, seed=3, test_fraction=0.0, max_steps=2, policy_prob=1.0)
+    for transition in load_wma(tmp_path / "on" / "train.jsonl"):
+        proposals = HeuristicWebPolicy().candidates(transition.objective, transition.tree,
+                                                    list(transition.previous_actions), transition.url)
+        assert transition.action in proposals or (not proposals and transition.action == "go_back")
+    collect(tmp_path / "a", 1, seed=3, test_fraction=0.0, max_steps=2)
+    collect(tmp_path / "b", 1, seed=3, test_fraction=0.0, max_steps=2, policy_prob=0.0)
+    assert (tmp_path / "a" / "train.jsonl").read_text() == (tmp_path / "b" / "train.jsonl").read_text()
+    with pytest.raises(ValueError, match="policy_prob"):
+        collect(tmp_path / "c", 1, policy_prob=1.5)
+
+
 def test_demo_section_runs_a_learned_world_model_episode_and_prints_the_tables(tmp_path):
     """`rlvr-sim demo`'s web section: real site + Chromium, the embedded RLVR world model, committed tables."""
     from rlvr_sim.envs.web.demo import run_episode_text

@@ -53,3 +53,16 @@ def test_missing_data_dir_names_the_collect_command(tmp_path):
     task = WebTask(tokenizer=train_tokenizer(["a b c"], 300), data_dir=str(tmp_path / "none"))
     with pytest.raises(FileNotFoundError, match="training/collect.py --task web"):
         task.examples("train")
+
+
+def test_several_data_dirs_are_read_as_one_data_set(data_dir, tmp_path_factory):
+    other = tmp_path_factory.mktemp("other")
+    record = {"objective": "Open customers", "current_action": "click [3]", "observation": TREE, "url": "/",
+              "next_state_tao": GOLD}
+    for split in ("train", "test"):
+        (other / f"{split}.jsonl").write_text(json.dumps(record) + "\n")
+    task = WebTask(tokenizer=train_tokenizer(["a b c"], 300), data_dir=[str(data_dir), str(other)])
+    train = task.transitions("train")
+    assert len(train) == 4 and train[-1].objective == "Open customers" and train[0].objective == "Open orders"
+    with pytest.raises(ValueError, match="empty list"):
+        WebTask(tokenizer=train_tokenizer(["a b c"], 300), data_dir=[])
