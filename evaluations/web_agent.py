@@ -3,6 +3,7 @@
     python evaluations/web_agent.py                       # all tasks, the four agents below
     python evaluations/web_agent.py --tasks 0 5 12 --agents policy mpc-browser
     python evaluations/web_agent.py --demo                # one MPC episode with the embedded RLVR world model
+    python evaluations/web_agent.py --decisions           # the world models' lookahead on the agent's own states
 
 Agents (same policy and value function everywhere; only the world model differs):
 - `policy`: the policy alone (the most frequent of `--samples` sampled actions);
@@ -11,6 +12,12 @@ Agents (same policy and value function everywhere; only the world model differs)
 The policy and value are the local CPU ones (`HeuristicWebPolicy` at `--policy-temperature`,
 `HeuristicValueFunction`); the learned world models decode greedily (`--wm-temperature` to sample). Writes
 evaluations/results/web_agent.json and web_agent.md.
+
+`--decisions` asks what the success rates hide: along episodes of the browser-MPC agent, for each top-k
+candidate action, the real next page (`BrowserEnv.simulate`) against each learned world model's prediction.
+It reports the item-change F1 of the predictions on these on-policy transitions, how often MPC with the
+model picks the candidate that MPC with the real browser picks, and the true value of the picked candidates
+(web_decisions.json / .md).
 """
 
 from __future__ import annotations
@@ -77,6 +84,86 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def decisions(args: argparse.Namespace) -> dict[str, Any]:
+    """On-policy lookahead quality of the learned world models (see the module docstring)."""
+    from collections import Counter
+
+    import numpy as np
+    from rlvr_sim.envs.web.browser_env import BrowserEnv
+    from rlvr_sim.envs.web.tasks import WEB_TASKS
+    from rlvr_sim.envs.web.tree import format_changes, item_changes
+    from rlvr_sim.envs.web.world_model_env import LMWebWorldModel, next_tree_from_prediction
+    from rlvr_sim.metrics.web import item_change_f1
+    from rlvr_sim.policies.web_mpc import HeuristicValueFunction, HeuristicWebPolicy
+
+    models = {"SFT": args.sft, "RLVR": args.rlvr}
+    world_models = {name: LMWebWorldModel.from_checkpoint(path, temperature=args.wm_temperature)
+                    for name, path in models.items()}
+    policy, value = HeuristicWebPolicy(temperature=args.policy_temperature), HeuristicValueFunction()
+    task_ids = args.tasks if args.tasks else [t.task_id for t in WEB_TASKS]
+    env = BrowserEnv(max_steps=args.max_steps)
+    states: list[dict[str, Any]] = []
+    try:
+        for repeat in range(args.repeats):
+            for task_id in task_ids:
+                seed = args.seed + 1000 * repeat + task_id
+                rng = np.random.default_rng(seed)
+                tree, info = env.reset(seed=seed, options={"task_id": task_id})
+                history: list[str] = []
+                for _ in range(args.max_steps):
+                    objective, url = info["objective"], info["url"]
+                    samples = policy.propose(objective, tree, url, history, args.samples, rng)
+                    candidates = [a for a, _ in Counter(samples).most_common()][: args.top_k]
+                    imagined = [a for a in candidates if not a.startswith("stop")]
+                    real = {a: env.simulate(a) for a in imagined}
+
+                    def pick(next_trees: dict[str, str]) -> tuple[str, dict[str, float]]:
+                        scores = {a: value.score(objective, tree, a, next_trees.get(a, tree), history) for a in candidates}
+                        return max(candidates, key=lambda a: (scores[a], -candidates.index(a))), scores
+
+                    real_pick, real_scores = pick(real)
+                    state = {"task_id": task_id, "repeat": repeat, "candidates": candidates, "real_pick": real_pick,
+                             "real_scores": real_scores, "policy_pick": candidates[0], "models": {}}
+                    for name, model in world_models.items():
+                        predictions = dict(zip(imagined, model.predict_batch(objective, url, imagined, tree, seed=seed)))
+                        model_pick, _ = pick({a: next_tree_from_prediction(tree, p)[0] for a, p in predictions.items()})
+                        f1 = {a: item_change_f1(predictions[a], format_changes(item_changes(tree, real[a]))).f1
+                              for a in imagined}
+                        state["models"][name] = {"pick": model_pick, "f1": f1}
+                    states.append(state)
+                    tree, _, terminated, truncated, info = env.step(real_pick)
+                    history.append(real_pick)
+                    if terminated or truncated:
+                        break
+    finally:
+        env.close()
+    decisive = [s for s in states if len(set(s["real_scores"].values())) > 1]
+    summary: dict[str, Any] = {
+        "states": len(states), "decisive_states": len(decisive),
+        "policy": {"agreement": 100.0 * float(np.mean([s["policy_pick"] == s["real_pick"] for s in states])),
+                   "true_value": float(np.mean([s["real_scores"][s["policy_pick"]] for s in states]))},
+        "browser": {"agreement": 100.0, "true_value": float(np.mean([s["real_scores"][s["real_pick"]] for s in states]))},
+    }
+    for name in models:
+        picks = [s["models"][name]["pick"] for s in states]
+        f1s = [f for s in states for f in s["models"][name]["f1"].values()]
+        summary[name] = {"checkpoint": str(models[name]), "f1": 100.0 * float(np.mean(f1s)), "transitions": len(f1s),
+                         "agreement": 100.0 * float(np.mean([p == s["real_pick"] for p, s in zip(picks, states)])),
+                         "true_value": float(np.mean([s["real_scores"][p] for p, s in zip(picks, states)]))}
+    return {"summary": summary, "states": states}
+
+
+def decisions_markdown(summary: dict[str, Any], note: str) -> str:
+    lines = ["| Lookahead | On-policy item-change F1 | Picks the browser's choice (%) | True value of the pick (1-5) |",
+             "|---|---|---|---|",
+             f"| none (policy's most frequent) | - | {summary['policy']['agreement']:.1f} | {summary['policy']['true_value']:.2f} |"]
+    for name in ("SFT", "RLVR"):
+        row = summary[name]
+        lines.append(f"| {name} world model | {row['f1']:.2f} | {row['agreement']:.1f} | {row['true_value']:.2f} |")
+    lines.append(f"| real browser | 100 | 100.0 | {summary['browser']['true_value']:.2f} |")
+    return "\n".join(lines) + f"\n\n{note}\n"
+
+
 def markdown(results: dict[str, Any], note: str) -> str:
     labels = {"policy": "Policy alone", "mpc-sft": "MPC + SFT world model", "mpc-rlvr": "MPC + RLVR world model",
               "mpc-browser": "MPC + real browser (upper bound)"}
@@ -111,11 +198,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", default=str(RESULTS))
     parser.add_argument("--demo", action="store_true", help="run one MPC episode with the RLVR world model and exit")
+    parser.add_argument("--decisions", action="store_true",
+                        help="score the world models' lookahead on the browser-MPC agent's states (web_decisions.*)")
     parser.add_argument("--append", action="store_true",
                         help="keep the other agents' rows already in <out-dir>/web_agent.json (each row keeps its command)")
     args = parser.parse_args(argv)
     if args.demo:
         demo(args.rlvr, task_id=(args.tasks or [0])[0], seed=args.seed)
+        return 0
+    command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()
+    if args.decisions:
+        report = decisions(args)
+        summary = report["summary"]
+        note = (f"{summary['states']} states of the browser-MPC agent ({summary['decisive_states']} where the real "
+                f"pages separate the candidates), {summary['SFT']['transitions']} candidate transitions; "
+                f"{args.samples} policy samples, top {args.top_k}, policy temperature {args.policy_temperature}, "
+                f"world-model temperature {args.wm_temperature}; `{command}`.")
+        out = Path(args.out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "web_decisions.json").write_text(json.dumps({**report, "note": note}, indent=1) + "\n")
+        (out / "web_decisions.md").write_text(decisions_markdown(summary, note))
+        print(decisions_markdown(summary, note))
         return 0
     results = evaluate(args)
     command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()

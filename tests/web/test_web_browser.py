@@ -127,3 +127,20 @@ def test_demo_section_runs_a_learned_world_model_episode_and_prints_the_tables(t
     tables = tables_text()
     assert "| Model | Precision | Recall | F1 |" in tables and "| Agent | Success rate (%) |" in tables
     assert "No web.md yet" in tables_text(tmp_path)
+
+
+def test_decision_report_scores_world_models_on_the_agents_own_states(tmp_path):
+    """`web_agent.py --decisions`: F1 against the real next pages, agreement with the browser's pick."""
+    import json
+
+    from rlvr_sim.evaluations.web_agent import main
+
+    assert main(["--decisions", "--tasks", "0", "--max-steps", "1", "--samples", "6", "--out-dir", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "web_decisions.json").read_text())
+    summary, (state,) = report["summary"], report["states"]
+    assert summary["states"] == 1 and summary["browser"]["agreement"] == 100.0
+    for name in ("SFT", "RLVR"):
+        assert 0.0 <= summary[name]["f1"] <= 100.0 and summary[name]["agreement"] in (0.0, 100.0)
+        assert state["models"][name]["pick"] in state["candidates"]
+    assert summary["SFT"]["transitions"] == len([a for a in state["candidates"] if not a.startswith("stop")])
+    assert "| SFT world model |" in (tmp_path / "web_decisions.md").read_text()
