@@ -56,6 +56,8 @@ class LMWebWorldModel:
 
     def predict_batch(self, objective: str, url: str, actions: list[str], tree: str, seed: int = 0) -> list[str]:
         """One predicted answer per candidate action from the same state, in one batched call."""
+        if not actions:
+            return []
         return self._sample([self.codec.encode_prompt(objective, url, a, tree) for a in actions], 1, seed)
 
     def _sample(self, prompts: list[list[int]], samples: int, seed: int) -> list[str]:

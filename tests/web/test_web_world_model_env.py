@@ -64,3 +64,8 @@ def test_predicted_changes_are_applied_and_bad_output_is_reported():
     _, _, terminated, _, _ = garbage.step("stop [done]")
     assert terminated
     assert next_tree_from_prediction(TREE, "New items:\nnot an item\nDeleted items:\nUpdated items:")[1] == "1 malformed item lines ignored"
+
+
+def test_predict_batch_of_no_actions_is_empty(tiny_world_model):
+    """All candidates can be `stop` actions, which are never imagined: an empty batch, not a sampler error."""
+    assert tiny_world_model.predict_batch("Open orders", "/", [], "[1] RootWebArea 'Shop'") == []
