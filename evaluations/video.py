@@ -187,7 +187,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--base", default="assets/pusht_base")
     parser.add_argument("--rlvr", default="assets/pusht_rlvr")
     parser.add_argument("--rlvr-single", default="assets/pusht_rlvr_single")
-    parser.add_argument("--windows", type=int, default=64, help="held-out windows per table")
+    parser.add_argument("--windows", type=int, default=256,
+                        help="held-out windows per table (the test split holds at most 256, drawn across all test "
+                             "episodes; fewer takes the first ones, i.e. only a few episodes)")
     parser.add_argument("--bon-windows", type=int, default=8, help="windows for the best-of-N curve (0: skip)")
     parser.add_argument("--bon-max", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)

@@ -4,7 +4,7 @@
     python training/pusht_pipeline.py --stages package,evaluate   # re-package runs/ and re-evaluate
 
 Stages (each skips nothing silently: it runs or fails with the error):
-  collect   training/collect.py --task pusht --out data/pusht (scripted + noisy/random PushT episodes)
+  collect   training/collect.py --task pusht --out data/pusht --episodes 1000 (scripted + noisy/random episodes)
   tokenizer training/tokenizer.py --data data/pusht --out runs/pusht_tokenizer --steps 6000
   sft       training/sft.py --preset training/configs/pusht_sft.yaml
   grpo      training/grpo.py with pusht_grpo_multi.yaml, then pusht_grpo_single.yaml
@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {STAGES}")
     parser.add_argument("--data", default="data/pusht")
-    parser.add_argument("--episodes", type=int, default=240)
+    parser.add_argument("--episodes", type=int, default=1000,
+                        help="episodes to collect (240 gave a base model that did not beat copy-last-frame)")
     parser.add_argument("--tokenizer-steps", type=int, default=6000,
                         help="tokenizer optimizer steps (a step budget, so the run does not depend on the machine's "
                              "load: a 24-minute wall-clock budget on a busy machine gave 4,367 steps and collapsed)")
