@@ -5,8 +5,8 @@ Agents: a scripted explorer that prefers elements whose names share words with t
 (click, type, hover, scroll, go_back, goto a site page) and, with `--policy-prob`, samples of the MPC
 agent's own proposal policy (`HeuristicWebPolicy` at `--policy-temperature`), so that the world model
 also sees the pages and actions it will be asked about when it serves as the agent's lookahead. Each
-step writes one WMA-style record (objective, action, tree before/after, URL path, previous actions, the gold item changes in the
-three-section format) to `train.jsonl` or `test.jsonl` (split by episode, so test pages/action
+step writes one WMA-style record (objective, action, tree before/after, URL path, previous actions,
+the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl` (split by episode, so test pages/action
 sequences are held out as whole episodes).
 """
 
