@@ -6,8 +6,8 @@ Agents: a scripted explorer that prefers elements whose names share words with t
 agent's own proposal policy (`HeuristicWebPolicy` at `--policy-temperature`), so that the world model
 also sees the pages and actions it will be asked about when it serves as the agent's lookahead. Each
 step writes one WMA-style record (objective, action, tree before/after, URL path, previous actions,
-the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl` (split by episode, so test pages/action
-sequences are held out as whole episodes).
+the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl` (split by episode,
+so test pages/action sequences are held out as whole episodes).
 """
 
 from __future__ import annotations
