@@ -86,20 +86,20 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 def decisions(args: argparse.Namespace) -> dict[str, Any]:
     """On-policy lookahead quality of the learned world models (see the module docstring)."""
-    from collections import Counter
-
     import numpy as np
     from rlvr_sim.envs.web.browser_env import BrowserEnv
     from rlvr_sim.envs.web.tasks import WEB_TASKS
     from rlvr_sim.envs.web.tree import format_changes, item_changes
     from rlvr_sim.envs.web.world_model_env import LMWebWorldModel, next_tree_from_prediction
+    from rlvr_sim.policies.web_mpc import HeuristicValueFunction, HeuristicWebPolicy, MPCWebAgent
+
     from rlvr_sim.metrics.web import item_change_f1
-    from rlvr_sim.policies.web_mpc import HeuristicValueFunction, HeuristicWebPolicy
 
     models = {"SFT": args.sft, "RLVR": args.rlvr}
     world_models = {name: LMWebWorldModel.from_checkpoint(path, temperature=args.wm_temperature)
                     for name, path in models.items()}
-    policy, value = HeuristicWebPolicy(temperature=args.policy_temperature), HeuristicValueFunction()
+    agent = MPCWebAgent(HeuristicWebPolicy(temperature=args.policy_temperature), HeuristicValueFunction(),
+                        n_samples=args.samples, top_k=args.top_k)
     task_ids = args.tasks if args.tasks else [t.task_id for t in WEB_TASKS]
     env = BrowserEnv(max_steps=args.max_steps)
     states: list[dict[str, Any]] = []
@@ -112,24 +112,20 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
                 history: list[str] = []
                 for _ in range(args.max_steps):
                     objective, url = info["objective"], info["url"]
-                    samples = policy.propose(objective, tree, url, history, args.samples, rng)
-                    candidates = [a for a, _ in Counter(samples).most_common()][: args.top_k]
+                    candidates = agent.ranked_proposals(objective, tree, url, history, rng)[: agent.top_k]
                     imagined = [a for a in candidates if not a.startswith("stop")]
                     real = {a: env.simulate(a) for a in imagined}
-
-                    def pick(next_trees: dict[str, str]) -> tuple[str, dict[str, float]]:
-                        scores = {a: value.score(objective, tree, a, next_trees.get(a, tree), history) for a in candidates}
-                        return max(candidates, key=lambda a: (scores[a], -candidates.index(a))), scores
-
-                    real_pick, real_scores = pick(real)
+                    real_scores = agent.values(objective, tree, history, candidates, real)
+                    real_pick = agent.best(candidates, real_scores)
                     state = {"task_id": task_id, "repeat": repeat, "candidates": candidates, "real_pick": real_pick,
                              "real_scores": real_scores, "policy_pick": candidates[0], "models": {}}
                     for name, model in world_models.items():
                         predictions = dict(zip(imagined, model.predict_batch(objective, url, imagined, tree, seed=seed)))
-                        model_pick, _ = pick({a: next_tree_from_prediction(tree, p)[0] for a, p in predictions.items()})
+                        predicted = {a: next_tree_from_prediction(tree, p)[0] for a, p in predictions.items()}
                         f1 = {a: item_change_f1(predictions[a], format_changes(item_changes(tree, real[a]))).f1
                               for a in imagined}
-                        state["models"][name] = {"pick": model_pick, "f1": f1}
+                        scores = agent.values(objective, tree, history, candidates, predicted)
+                        state["models"][name] = {"pick": agent.best(candidates, scores), "f1": f1}
                     states.append(state)
                     tree, _, terminated, truncated, info = env.step(real_pick)
                     history.append(real_pick)

@@ -318,9 +318,24 @@ class MPCWebAgent:
     seed: int = 0
     last_scores: dict[str, float] = field(default_factory=dict)
 
-    def act(self, objective: str, tree: str, url: str, history: list[str], rng: np.random.Generator) -> str:
+    def ranked_proposals(self, objective: str, tree: str, url: str, history: list[str],
+                         rng: np.random.Generator) -> list[str]:
+        """The distinct actions among `n_samples` policy samples, most frequent first (keep `[:top_k]`)."""
         samples = self.policy.propose(objective, tree, url, history, self.n_samples, rng)
-        ranked = [action for action, _ in Counter(samples).most_common()]
+        return [action for action, _ in Counter(samples).most_common()]
+
+    def values(self, objective: str, tree: str, history: list[str], candidates: list[str],
+               next_trees: dict[str, str]) -> dict[str, float]:
+        """Each candidate's value given its next tree (a candidate without one, e.g. `stop`, keeps `tree`)."""
+        return {a: self.value_function.score(objective, tree, a, next_trees.get(a, tree), history) for a in candidates}
+
+    @staticmethod
+    def best(candidates: list[str], scores: dict[str, float]) -> str:
+        """The highest-valued candidate; ties go to the more frequent one."""
+        return max(candidates, key=lambda a: (scores[a], -candidates.index(a)))
+
+    def act(self, objective: str, tree: str, url: str, history: list[str], rng: np.random.Generator) -> str:
+        ranked = self.ranked_proposals(objective, tree, url, history, rng)
         if self.world_model is None or len(ranked) == 1:
             self.last_scores = {ranked[0]: float("nan")}
             return ranked[0]
@@ -330,11 +345,8 @@ class MPCWebAgent:
         if self.depth == 1 and self.value_samples == 1 and hasattr(self.world_model, "imagine_batch") and batchable:
             imagined = dict(zip(batchable, self.world_model.imagine_batch(objective, url, tree, batchable,
                                                                            int(rng.integers(2**31 - 1)))))
-            for action in candidates:
-                nxt = imagined.get(action, tree)
-                scores[action] = self.value_function.score(objective, tree, action, nxt, history)
-            self.last_scores = scores
-            return max(candidates, key=lambda a: (scores[a], -candidates.index(a)))
+            self.last_scores = self.values(objective, tree, history, candidates, imagined)
+            return self.best(candidates, self.last_scores)
         for action in candidates:
             total = 0.0
             for repeat in range(self.value_samples):
@@ -342,7 +354,7 @@ class MPCWebAgent:
                 total += self._rollout_value(objective, url, tree, action, history, seed, rng)
             scores[action] = total / self.value_samples
         self.last_scores = scores
-        return max(candidates, key=lambda a: (scores[a], -candidates.index(a)))
+        return self.best(candidates, scores)
 
     def _rollout_value(self, objective: str, url: str, tree: str, action: str, history: list[str], seed: int,
                        rng: np.random.Generator) -> float:
