@@ -213,11 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(args.out_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "web_decisions.json").write_text(json.dumps({**report, "note": note}, indent=1) + "\n")
-        (out / "web_decisions.md").write_text(decisions_markdown(summary, note))
-        print(decisions_markdown(summary, note))
+        table = decisions_markdown(summary, note)
+        (out / "web_decisions.md").write_text(table)
+        print(table)
         return 0
     results = evaluate(args)
-    command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()
     settings = (f"{len(next(iter(results.values()))['per_task'])} tasks x {args.repeats} episodes, max {args.max_steps} "
                 f"steps, {args.samples} policy samples, top {args.top_k}, depth {args.depth}, policy temperature "
                 f"{args.policy_temperature}, world-model temperature {args.wm_temperature}")
