@@ -86,7 +86,6 @@ class WebTask:
         if not dirs:
             raise ValueError("data_dir is an empty list; give at least one directory")
         self.data_dirs = [Path(d) for d in dirs]
-        self.data_dir = self.data_dirs[0]
         self.compat = compat
         self.max_prompt_tokens = max_prompt_tokens
         self.max_new_tokens = max_new_tokens
