@@ -48,6 +48,7 @@ class RunConfig:
     eval_every: int = 0  # 0: only at start and end
     eval_examples: int = 64
     eval_split: str = "test"
+    train_split: str = "train"  # e.g. "train_rl": RL on prompts the SFT run never saw (textgame --rl-states)
     save_every: int = 0  # 0: only the final checkpoint
     resume: str | None = None  # None | "auto" (latest checkpoint in output_dir) | a checkpoint path
     tensorboard: bool = False

@@ -5,6 +5,11 @@
 Writes train.jsonl / test.jsonl (split by held-out current states: no test state occurs in train),
 heldout_games.jsonl (every transition of the held-out games, for the held-out-game split) and
 stats.json. Duplicate (state, action) transitions are kept once.
+
+With --rl-states F (0 < F < 1) the train states are also split in two: train_rl.jsonl holds a share F of
+each game's train states (every transition from them) and train_sft.jsonl the rest, for RL on prompts the
+SFT model never saw (`training/sft.py ... train_split=train_sft`, `training/grpo.py ... train_split=train_rl`).
+train.jsonl (their union), test.jsonl and the other files are the same with or without the option.
 """
 
 from __future__ import annotations
@@ -57,15 +62,21 @@ def _state_key(record: dict) -> str:
 
 
 def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 20, seed: int = 0,
-            test_fraction: float = 0.2, heldout_games: tuple[str, ...] = ("refrigerate-milk",)) -> dict:
+            test_fraction: float = 0.2, heldout_games: tuple[str, ...] = ("refrigerate-milk",),
+            rl_states: float = 0.0) -> dict:
     """Collect, dedup, split and write the data set; returns the stats that are also written to stats.json."""
     unknown = set(heldout_games) - set(GAMES)
     if unknown:
         raise ValueError(f"unknown held-out games {sorted(unknown)}; known: {sorted(GAMES)}")
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    if not 0.0 <= rl_states < 1.0:
+        raise ValueError(f"rl_states must be in [0, 1), got {rl_states}")
     rng = random.Random(seed)
+    rl_rng = random.Random(f"rl-states-{seed}")  # its own stream: train/test do not depend on rl_states
     splits: dict[str, list[dict]] = {"train": [], "test": [], "heldout_games": []}
+    if rl_states > 0:
+        splits.update(train_sft=[], train_rl=[])
     for game_id in sorted(GAMES):
         seen: set[tuple[str, str]] = set()
         unique = []
@@ -82,12 +93,19 @@ def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 
         test_states = set(states[: max(1, round(test_fraction * len(states)))])
         for record in unique:
             splits["test" if _state_key(record) in test_states else "train"].append(record)
+        if rl_states > 0:
+            train_states = [key for key in states if key not in test_states]
+            rl_rng.shuffle(train_states)
+            rl_keys = set(train_states[: round(rl_states * len(train_states))])
+            for record in unique:
+                key = _state_key(record)
+                if key not in test_states:
+                    splits["train_rl" if key in rl_keys else "train_sft"].append(record)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stats: dict = {"seed": seed, "episodes_per_game": episodes_per_game, "heldout_game_ids": list(heldout_games)}
     for split, records in splits.items():
-        for i, record in enumerate(records):
-            record["state_id"] = i
+        records = [dict(record, state_id=i) for i, record in enumerate(records)]
         write_bytesized32_jsonl(records, out / f"{split}.jsonl")
         changed = sum(
             is_changed_transition(
@@ -108,9 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=20, help="step limit per episode")
     parser.add_argument("--test-fraction", type=float, default=0.2, help="share of held-out current states")
     parser.add_argument("--heldout-games", default="refrigerate-milk", help="comma-separated game ids kept out of train/test")
+    parser.add_argument("--rl-states", type=float, default=0.0,
+                        help="also write train_sft.jsonl / train_rl.jsonl: this share of train states for RL only")
     args = parser.parse_args(argv)
     heldout = tuple(g for g in args.heldout_games.split(",") if g)
-    stats = collect(args.out, args.episodes_per_game, args.max_steps, args.seed, args.test_fraction, heldout)
+    stats = collect(args.out, args.episodes_per_game, args.max_steps, args.seed, args.test_fraction, heldout,
+                    args.rl_states)
     print(json.dumps(stats, indent=2))
     return 0
 

@@ -99,7 +99,7 @@ class Trainer:
             self.params, lr=config.lr, weight_decay=config.weight_decay, betas=tuple(config.adam_betas)
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
-        self.train_examples = self.task.examples("train")
+        self.train_examples = self.task.examples(config.train_split)
         self.spec = self.task.generation_spec()
         self.step = 0
         self.reward_errors = 0

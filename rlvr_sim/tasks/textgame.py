@@ -190,10 +190,11 @@ class TextGameTask:
     def examples(self, split: str) -> list[Example]:
         """Encoded examples; those whose prompt exceeds max_prompt_tokens or whose answer exceeds
         max_new_tokens are left out, with a warning that counts them. With train_unchanged_fraction set,
-        the train split is rebalanced towards changed transitions (see `_rebalanced`)."""
+        the training splits (train, train_sft, train_rl, ...) are rebalanced towards changed transitions
+        (see `_rebalanced`)."""
         kept, dropped = [], 0
         transitions = self.transitions(split)
-        if split == "train" and self.train_unchanged_fraction is not None:
+        if split.startswith("train") and self.train_unchanged_fraction is not None:
             transitions = self._rebalanced(transitions)
         for transition in transitions:
             example = self.example(transition)

@@ -142,3 +142,15 @@ def test_lora_reference_is_the_adapter_disabled_base(addition_sft, tmp_path):
     after = trainer.model.state_dict()
     assert all(torch.equal(base_before[k], after[k]) for k in base_before)
     assert (tmp_path / "final" / "model.safetensors").exists()  # merged checkpoint loads as a plain LM
+
+
+def test_train_split_picks_the_prompts_and_an_unknown_one_is_named(addition_sft, tmp_path):
+    sft_dir, _ = addition_sft
+    common = dict(task="addition", task_args={"digits": 1}, model={"name_or_path": str(sft_dir)}, steps=1,
+                  batch_size=2, micro_batch_size=2, group_size=2, eval_examples=0, output_dir=str(tmp_path),
+                  progress=False)
+    trainer = Trainer(load_config(None, [], train_split="test", **common), "grpo")
+    expected = AdditionTask(digits=1).examples("test")
+    assert [e.prompt_ids for e in trainer.train_examples] == [e.prompt_ids for e in expected]
+    with pytest.raises(ValueError, match="unknown split 'train_rl'"):
+        Trainer(load_config(None, [], train_split="train_rl", **common), "grpo")

@@ -134,3 +134,30 @@ def test_train_rebalancing_keeps_changed_and_a_seeded_share_of_unchanged(data_di
     assert len(rebalanced.examples("test")) == len(full.examples("test"))  # only train is rebalanced
     with pytest.raises(ValueError, match="train_unchanged_fraction"):
         make_task("textgame", data_dir=str(data_dir), tokenizer=full.tokenizer, train_unchanged_fraction=1.0)
+
+
+def test_rl_states_split_train_states_in_two_without_touching_train_or_test(tmp_path):
+    plain, split = tmp_path / "plain", tmp_path / "split"
+    collect(plain, episodes_per_game=8, max_steps=8, seed=2, test_fraction=0.25)
+    stats = collect(split, episodes_per_game=8, max_steps=8, seed=2, test_fraction=0.25, rl_states=0.5)
+    for name in ("train.jsonl", "test.jsonl", "heldout_games.jsonl"):
+        assert (plain / name).read_bytes() == (split / name).read_bytes()
+
+    def rows(name):
+        return [json.loads(line) for line in (split / name).read_text().splitlines()]
+
+    def key(row):
+        return json.dumps([row["game"], row["current_state"]["objects"], row["current_score_state"]], sort_keys=True)
+
+    def strip(row):
+        return json.dumps({k: v for k, v in row.items() if k != "state_id"}, sort_keys=True)
+
+    train, sft, rl = rows("train.jsonl"), rows("train_sft.jsonl"), rows("train_rl.jsonl")
+    assert sorted(map(strip, sft + rl)) == sorted(map(strip, train))  # a partition of train, nothing lost
+    assert sft and rl and not {key(r) for r in sft} & {key(r) for r in rl}  # no state on both sides
+    assert [r["state_id"] for r in rl] == list(range(len(rl)))
+    assert stats["train_sft"]["transitions"] + stats["train_rl"]["transitions"] == stats["train"]["transitions"]
+    task = make_task("textgame", data_dir=str(split), tokenizer=train_tokenizer(["The final answer is: {}"], 300))
+    assert len(task.transitions("train_rl")) == len(rl)
+    with pytest.raises(ValueError, match="rl_states"):
+        collect(tmp_path / "bad", episodes_per_game=2, max_steps=2, rl_states=1.0)
