@@ -1,4 +1,4 @@
-"""Table-1-style evaluation of text-game world models: exact-match accuracy on Unchanged / Changed / Overall
+r"""Table-1-style evaluation of text-game world models: exact-match accuracy on Unchanged / Changed / Overall
 transitions plus mean binary and task-specific rewards, for any checkpoint on any loaded data set.
 
     python evaluations/textgame.py                       # embedded checkpoints on our test + held-out-game sets
@@ -8,6 +8,8 @@ transitions plus mean binary and task-specific rewards, for any checkpoint on an
 
 Writes <out>.json and <out>.md (default evaluations/results/textgame.{json,md}). Predictions are greedy.
 Accuracy uses the correct (default) semantics; the compat="rlvr-world" exact match is reported beside it.
+With --pass-at K each row also gets pass@K: the share of transitions (Unchanged / Changed / Overall) that at
+least one of K seeded samples at temperature 1 gets exactly right, i.e. what RL could reinforce at best.
 """
 
 from __future__ import annotations
@@ -64,19 +66,40 @@ def evaluate_predictions(transitions: list[TextGameTransition], responses: list[
     return report
 
 
-def predict_responses(checkpoint: str, transitions: list[TextGameTransition], batch_size: int = 32,
-                      prompt_format: str = "ours", max_new_tokens: int | None = None) -> tuple[list[str], int]:
-    """Greedy responses of a checkpoint; returns (responses, number of prompts too long for the model)."""
+def predict_responses(checkpoint: Any, transitions: list[TextGameTransition], batch_size: int = 32,
+                      prompt_format: str = "ours", max_new_tokens: int | None = None, temperature: float = 0.0,
+                      seed: int = 0) -> tuple[list[str], int]:
+    """Responses of a checkpoint (greedy by default; sampled with temperature > 0, transition i seeded with
+    seed + i); returns (responses, number of prompts too long for the model). `checkpoint` may also be a
+    loaded world model (anything with TextGameWorldModel's `predict`)."""
     from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel
 
-    world_model = TextGameWorldModel(checkpoint, max_new_tokens=max_new_tokens, prompt_format=prompt_format)
+    world_model = (TextGameWorldModel(checkpoint, max_new_tokens=max_new_tokens, prompt_format=prompt_format)
+                   if isinstance(checkpoint, (str, Path)) else checkpoint)
     responses: list[str] = []
     too_long = 0
     for start in range(0, len(transitions), batch_size):
-        for prediction in world_model.predict(transitions[start : start + batch_size], temperature=0.0):
+        batch = transitions[start : start + batch_size]
+        seeds = [seed + start + i for i in range(len(batch))] if temperature > 0 else None
+        for prediction in world_model.predict(batch, temperature=temperature, seeds=seeds):
             responses.append(prediction.text)
             too_long += prediction.error is not None and "exceeds" in prediction.error
     return responses, too_long
+
+
+def pass_at_k(world_model: Any, transitions: list[TextGameTransition], k: int, batch_size: int = 32,
+              temperature: float = 1.0) -> dict[str, Any]:
+    """pass@k: accuracy report of "any of k samples is exactly right" (sample j seeded with j * len + i)."""
+    if k < 1:
+        raise ValueError(f"pass@k needs k >= 1, got {k}")
+    hit = [False] * len(transitions)
+    for j in range(k):
+        responses, _ = predict_responses(world_model, transitions, batch_size, temperature=temperature,
+                                         seed=j * len(transitions))
+        for i, (transition, response) in enumerate(zip(transitions, responses)):
+            hit[i] = hit[i] or text_game_reward(response, transition.current_state, transition.gold_state) == 1.0
+    changed = [is_changed_transition(t.current_state, t.gold_state) for t in transitions]
+    return dict(accuracy_report(changed, hit), k=k, temperature=temperature)
 
 
 def _named(items: list[str], what: str) -> dict[str, str]:
@@ -90,26 +113,32 @@ def _named(items: list[str], what: str) -> dict[str, str]:
 
 
 def evaluate_checkpoint(checkpoint: str, data_path: str, batch_size: int = 32, prompt_format: str = "ours",
-                        max_new_tokens: int | None = None, limit: int | None = None, threads: int = 1) -> dict[str, Any]:
+                        max_new_tokens: int | None = None, limit: int | None = None, threads: int = 1,
+                        pass_at: int = 0) -> dict[str, Any]:
     """The Table-1 row of one checkpoint on one data file (a separate process can run each pair)."""
     import torch
+    from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel
 
     torch.set_num_threads(threads)
     transitions = load_transitions(data_path)[:limit]
     start = time.time()
-    responses, too_long = predict_responses(checkpoint, transitions, batch_size, prompt_format, max_new_tokens)
+    world_model = TextGameWorldModel(checkpoint, max_new_tokens=max_new_tokens, prompt_format=prompt_format)
+    responses, too_long = predict_responses(world_model, transitions, batch_size)
     row = evaluate_predictions(transitions, responses)
+    if pass_at:
+        row["pass_at_k"] = pass_at_k(world_model, transitions, pass_at, batch_size)
     row.update(checkpoint=str(checkpoint), prompts_too_long=too_long, seconds=round(time.time() - start, 1))
     return row
 
 
 def run(checkpoints: dict[str, str], datasets: dict[str, str], out: Path, batch_size: int = 32,
         prompt_format: str = "ours", max_new_tokens: int | None = None, limit: int | None = None,
-        command: str = "", jobs: int = 1) -> dict[str, Any]:
+        command: str = "", jobs: int = 1, pass_at: int = 0) -> dict[str, Any]:
     """Evaluate every checkpoint on every data set (`jobs` pairs at a time, one process each); write
     <out>.json and <out>.md; return the results."""
     pairs = [(d, m) for d in datasets for m in checkpoints]
-    args = {(d, m): (checkpoints[m], datasets[d], batch_size, prompt_format, max_new_tokens, limit) for d, m in pairs}
+    args = {(d, m): (checkpoints[m], datasets[d], batch_size, prompt_format, max_new_tokens, limit, 1, pass_at)
+            for d, m in pairs}
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -140,6 +169,11 @@ def render_markdown(results: dict[str, Any]) -> str:
     for data_name, block in results["datasets"].items():
         parts.append(f"\n## {data_name} ({block['n']} transitions, `{block['path']}`)\n\n")
         parts.append(format_accuracy_table(block["rows"]))
+        sampled = {model: row["pass_at_k"] for model, row in block["rows"].items() if row.get("pass_at_k")}
+        if sampled:
+            k = next(iter(sampled.values()))
+            parts.append(f"\npass@{k['k']} (any of {k['k']} samples at temperature {k['temperature']} exactly right):\n\n")
+            parts.append(format_accuracy_table(sampled))
     return "".join(parts)
 
 
@@ -163,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=None)
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N transitions per set")
     parser.add_argument("--jobs", type=int, default=1, help="(checkpoint, data set) pairs evaluated in parallel")
+    parser.add_argument("--pass-at", type=int, default=0, metavar="K",
+                        help="also report pass@K of K seeded samples at temperature 1 (0: off)")
     args = parser.parse_args(argv)
     checkpoints = _named(args.checkpoint, "checkpoint") or {n: str(ASSETS_DIR / d) for n, d in EMBEDDED.items()}
     datasets = _named(args.data, "data")
@@ -174,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         datasets = {name: str(DEFAULT_DATA_DIR / file) for name, file in DEFAULT_DATASETS.items()}
     command = "python " + shlex.join(["evaluations/textgame.py", *(sys.argv[1:] if argv is None else argv)])
     results = run(checkpoints, datasets, Path(args.out), args.batch_size, args.prompt_format,
-                  args.max_new_tokens, args.limit, command, args.jobs)
+                  args.max_new_tokens, args.limit, command, args.jobs, args.pass_at)
     print(render_markdown(results))
     return 0
 

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 from rlvr_sim.envs.textgame.collect import collect
-from rlvr_sim.evaluations.textgame import evaluate_predictions, main, render_markdown
+from rlvr_sim.evaluations.textgame import evaluate_predictions, main, pass_at_k, render_markdown
 from transformers import PreTrainedTokenizerFast
 
 from rlvr_sim.data.bytesized32 import load_transitions
@@ -44,3 +44,36 @@ def test_script_writes_json_and_markdown(setup):
     assert row["n"] == 5 and row["overall"] == 0.0 and {"unchanged", "changed", "mean_task_specific_reward"} <= set(row)
     assert out.with_suffix(".md").read_text() == render_markdown(results)
     assert "| random |" in out.with_suffix(".md").read_text()
+
+
+class EveryThirdSeedIsRight:
+    """A stand-in world model: the gold answer when the sample's seed is a multiple of 3, else no change."""
+
+    def predict(self, transitions, temperature=0.0, seeds=None):
+        from rlvr_sim.envs.textgame.world_model_env import Prediction
+
+        seeds = seeds or [1] * len(transitions)
+        return [Prediction(encode_answer_text(t) if s % 3 == 0 else "The final answer is: {\"modified\": []}", None,
+                           None) for t, s in zip(transitions, seeds)]
+
+
+def test_pass_at_k_counts_a_transition_once_any_sample_is_right(setup):
+    transitions = load_transitions(setup / "data" / "test.jsonl")[:7]  # sample j of item i is seeded 7j + i
+    no_change_right = [evaluate_predictions([t], ["The final answer is: {\"modified\": []}"])["overall"] == 100.0
+                       for t in transitions]
+    assert not all(no_change_right)
+    for k, seeds_of in ((1, lambda i: [i]), (2, lambda i: [i, 7 + i])):
+        report = pass_at_k(EveryThirdSeedIsRight(), transitions, k, batch_size=3)
+        hit = [any(s % 3 == 0 for s in seeds_of(i)) or no_change_right[i] for i in range(7)]
+        assert report["overall"] == round(100 * sum(hit) / 7, 2) and report["k"] == k
+    with pytest.raises(ValueError, match="k >= 1"):
+        pass_at_k(EveryThirdSeedIsRight(), transitions, 0)
+
+
+def test_script_pass_at_adds_a_sampled_table(setup):
+    out = setup / "results" / "tg_pass"
+    assert main(["--checkpoint", f"random={setup / 'ckpt'}", "--data", f"test={setup / 'data' / 'test.jsonl'}",
+                 "--out", str(out), "--limit", "3", "--max-new-tokens", "8", "--pass-at", "2"]) == 0
+    row = json.loads(out.with_suffix(".json").read_text())["datasets"]["test"]["rows"]["random"]
+    assert row["pass_at_k"]["k"] == 2 and row["pass_at_k"]["n"] == 3
+    assert "pass@2" in out.with_suffix(".md").read_text()
