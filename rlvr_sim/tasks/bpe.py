@@ -15,10 +15,13 @@ log = logging.getLogger(__name__)
 SPECIALS = ["<pad>", "<bos>", "<eos>"]
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer trained on the corpus (no unknown tokens: every byte is in the alphabet)."""
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024, individual_digits: bool = False) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer trained on the corpus (no unknown tokens: every byte is in the alphabet).
+    individual_digits=True splits every number into single digits (no merges across digits)."""
     bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+                         if individual_digits else byte_level)
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)

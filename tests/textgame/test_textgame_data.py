@@ -121,6 +121,11 @@ def test_trained_tokenizer_roundtrips_text():
     text = 'The final answer is: {"modified":[],"removed":[7],"score":{}}'
     assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text
     assert tokenizer.eos_token == "<eos>" and tokenizer.pad_token_id is not None
+    digits = train_tokenizer(['"temperature":75}', '"level":110}'] * 20, 300, individual_digits=True)
+    plain = train_tokenizer(['"temperature":75}', '"level":110}'] * 20, 300)
+    assert "75" in plain.tokenize('"temperature":75}')  # plain BPE merges a frequent number
+    assert digits.tokenize('"temperature":75}')[-3:] == ["7", "5", "}"]
+    assert digits.decode(digits.encode('"level":110}', add_special_tokens=False)) == '"level":110}'
 
 
 def test_train_rebalancing_keeps_changed_and_a_seeded_share_of_unchanged(data_dir):
