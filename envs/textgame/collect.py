@@ -79,28 +79,31 @@ def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 
         splits.update(train_sft=[], train_rl=[])
     for game_id in sorted(GAMES):
         seen: set[tuple[str, str]] = set()
-        unique = []
+        unique: list[tuple[str, dict]] = []  # (state key, record), first occurrence of each (state, action)
         for record in play_episodes(game_id, episodes_per_game, max_steps, seed):
-            key = (_state_key(record), record["tick_state"]["lastAction"])
-            if key not in seen:
-                seen.add(key)
-                unique.append(record)
+            state = _state_key(record)
+            if (state, record["tick_state"]["lastAction"]) not in seen:
+                seen.add((state, record["tick_state"]["lastAction"]))
+                unique.append((state, record))
         if game_id in heldout_games:
-            splits["heldout_games"] += unique
+            splits["heldout_games"] += [record for _, record in unique]
             continue
-        states = sorted({_state_key(r) for r in unique})
+        states = sorted({state for state, _ in unique})
         rng.shuffle(states)
-        test_states = set(states[: max(1, round(test_fraction * len(states)))])
-        for record in unique:
-            splits["test" if _state_key(record) in test_states else "train"].append(record)
+        n_test = max(1, round(test_fraction * len(states)))
+        test_states = set(states[:n_test])
+        rl_keys: set[str] = set()
         if rl_states > 0:
-            train_states = [key for key in states if key not in test_states]
+            train_states = states[n_test:]
             rl_rng.shuffle(train_states)
             rl_keys = set(train_states[: round(rl_states * len(train_states))])
-            for record in unique:
-                key = _state_key(record)
-                if key not in test_states:
-                    splits["train_rl" if key in rl_keys else "train_sft"].append(record)
+        for state, record in unique:
+            if state in test_states:
+                splits["test"].append(record)
+                continue
+            splits["train"].append(record)
+            if rl_states > 0:
+                splits["train_rl" if state in rl_keys else "train_sft"].append(record)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stats: dict = {"seed": seed, "episodes_per_game": episodes_per_game, "heldout_game_ids": list(heldout_games)}
