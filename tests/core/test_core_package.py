@@ -2,6 +2,7 @@
 venv (reusing this interpreter's dependencies, installing nothing from the network) and import it from
 outside the repository."""
 
+import site
 import subprocess
 import sys
 import venv
@@ -9,6 +10,23 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _venv_seeing_running_packages(env_dir: Path) -> Path:
+    """A venv whose dependencies are the running interpreter's, returning its python.
+
+    `system_site_packages=True` would point at the *base* interpreter's packages, which inside a venv are
+    not the ones running the tests; a `.pth` file listing the running interpreter's site directories does
+    see them. The venv's own site-packages still comes first, so the wheel installed there wins.
+    """
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    running = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    (Path(purelib) / "running_interpreter.pth").write_text(
+        "".join(f"{entry}\n" for entry in running if Path(entry).is_dir()))
+    return python
 
 
 def test_wheel_installs_and_imports_outside_repo(tmp_path):
@@ -22,8 +40,7 @@ def test_wheel_installs_and_imports_outside_repo(tmp_path):
                      "rlvr_sim/evaluations/__init__.py", "rlvr_sim/policies/__init__.py", "rlvr_sim/assets/__init__.py"):
         assert expected in names, expected
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
+    python = _venv_seeing_running_packages(env_dir)
     install = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
                              capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stderr[-3000:]
