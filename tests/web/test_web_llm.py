@@ -3,9 +3,11 @@
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 from rlvr_sim.envs.web.world_model_env import EMBEDDED_TOKENIZER_DIR
 from rlvr_sim.policies.web_llm import (
     ChatBackendError,
@@ -82,16 +84,94 @@ def test_reply_parsing_fallbacks():
     assert extract_likert("Score: 3.5/5") == 3.5 and extract_likert("none") is None
 
 
-def test_hf_backend_with_tiny_local_model():
-    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(EMBEDDED_TOKENIZER_DIR))
-    model = build_model("tiny-5m", len(tokenizer), max_positions=768, hidden_size=32, intermediate_size=64,
+class _ScriptedCache:
+    """The sampler's KV-cache seam: only counts the decoding steps already answered."""
+
+    def __init__(self) -> None:
+        self.step = 0
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        return None
+
+
+class ScriptedLM(torch.nn.Module):
+    """A stand-in causal LM that answers every prompt with known text: sample k of a group is a newline
+    followed by `replies[k]` and EOS, token for token, whatever the seed or temperature (the prefill runs
+    once per prompt, before the group is split, so the first token is shared: the newline). It records the
+    prompts it saw."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerFast, replies: list[str]) -> None:
+        super().__init__()
+        self.anchor = torch.nn.Parameter(torch.zeros(1))  # the sampler reads the device off a parameter
+        self.vocab = len(tokenizer)
+        self.opening = tokenizer.encode("\n", add_special_tokens=False)
+        assert len(self.opening) == 1
+        self.scripts = [tokenizer.encode(r, add_special_tokens=False) + [tokenizer.eos_token_id] for r in replies]
+        self.prompts: list[list[int]] = []
+
+    def forward(self, input_ids, attention_mask, position_ids, use_cache, past_key_values=None):
+        if past_key_values is None:
+            self.prompts.append(input_ids[0].tolist())
+            cache = _ScriptedCache()
+        else:
+            cache = past_key_values
+            cache.step += 1
+        logits = torch.full((*input_ids.shape, self.vocab), -1e4)
+        for row in range(input_ids.shape[0]):
+            script = self.scripts[row % len(self.scripts)]
+            token = self.opening[0] if cache.step == 0 else script[min(cache.step - 1, len(script) - 1)]
+            logits[row, -1, token] = 0.0
+        return SimpleNamespace(logits=logits, past_key_values=cache)
+
+
+@pytest.fixture(scope="module")
+def web_tokenizer():
+    return PreTrainedTokenizerFast.from_pretrained(str(EMBEDDED_TOKENIZER_DIR))
+
+
+def test_hf_backend_replies_are_the_models_tokens(web_tokenizer):
+    model = ScriptedLM(web_tokenizer, ["Orders is linked.\n```click [2]```", "I am not sure."])
+    replies = HFChatBackend(model, web_tokenizer, max_new_tokens=40).complete(
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello"}], n=2, seed=3)
+    assert replies == ["\nOrders is linked.\n```click [2]```", "\nI am not sure."]
+    # without a chat template the roles are spelled out and the reply is prompted for
+    assert web_tokenizer.decode(model.prompts[0]) == "SYSTEM: Be brief.\nUSER: hello\nASSISTANT: "
+
+
+def test_hf_backend_truncates_at_max_new_tokens(web_tokenizer):
+    model = ScriptedLM(web_tokenizer, ["hover [1]"])
+    expected = web_tokenizer.decode(model.opening + model.scripts[0][:2])
+    assert HFChatBackend(model, web_tokenizer, max_new_tokens=3).complete([{"role": "user", "content": "hi"}]) == [expected]
+
+
+def test_hf_policy_parses_each_readable_reply_and_drops_the_rest(web_tokenizer):
+    model = ScriptedLM(web_tokenizer, ["Orders is linked.\n```click [2]```", "I am not sure.", "hover [1]\nthen more"])
+    policy = LLMWebPolicy(HFChatBackend(model, web_tokenizer, max_new_tokens=40))
+    actions = policy.propose("Open orders", TREE, "/", ["scroll [down]"], 3, np.random.default_rng(0))
+    assert actions == ["click [2]", "hover [1]"]
+    prompt = web_tokenizer.decode(model.prompts[0])
+    assert "OBJECTIVE: Open orders\nURL: /\nPREVIOUS ACTIONS:\nscroll [down]\nOBSERVATION:\n" + TREE in prompt
+
+
+def test_hf_policy_falls_back_to_go_back_when_nothing_parses(web_tokenizer):
+    model = ScriptedLM(web_tokenizer, ["no action here", "click on the orders link"])
+    policy = LLMWebPolicy(HFChatBackend(model, web_tokenizer, max_new_tokens=40))
+    assert policy.propose("Open orders", TREE, "/", [], 2, np.random.default_rng(0)) == ["go_back", "go_back"]
+
+
+def test_hf_value_averages_likert_and_counts_unreadable_as_one(web_tokenizer):
+    model = ScriptedLM(web_tokenizer, ["I rate it 4", "unsure"])
+    value = LLMValueFunction(HFChatBackend(model, web_tokenizer, max_new_tokens=40), samples=2)
+    assert value.score("Open orders", TREE, "click [2]", TREE, []) == 2.5
+    model = ScriptedLM(web_tokenizer, ["Score: 3.5/5"])
+    assert LLMValueFunction(HFChatBackend(model, web_tokenizer, max_new_tokens=40)).score(
+        "Open orders", TREE, "click [2]", TREE, []) == 3.5
+
+
+def test_hf_backend_sampling_is_seeded(web_tokenizer):
+    model = build_model("tiny-5m", len(web_tokenizer), max_positions=768, hidden_size=32, intermediate_size=64,
                         num_hidden_layers=1, num_attention_heads=2)
-    backend = HFChatBackend(model, tokenizer, max_new_tokens=5)
+    backend = HFChatBackend(model, web_tokenizer, max_new_tokens=5)
     replies = backend.complete([{"role": "user", "content": "hello"}], n=2, seed=1)
     assert len(replies) == 2 and all(isinstance(r, str) for r in replies)
     assert replies == backend.complete([{"role": "user", "content": "hello"}], n=2, seed=1)
-    # a random model produces no readable action: the documented fallback
-    actions = LLMWebPolicy(backend).propose("o", TREE, "/", [], 2, np.random.default_rng(0))
-    assert actions == ["go_back"] * 2 or all(extract_action(a) == a for a in actions)
-    value = LLMValueFunction(backend).score("o", TREE, "click [2]", TREE, [])
-    assert 1.0 <= value <= 5.0
