@@ -9,7 +9,6 @@ from gymnasium.utils.env_checker import check_env
 from rlvr_sim.envs.video.world_model_env import (
     VideoWorldModelEnv,
     VideoWorldModelVectorEnv,
-    resolve_checkpoint,
 )
 
 import rlvr_sim  # noqa: F401  (registers the ids)
@@ -114,15 +113,6 @@ def test_render_modes(checkpoint):
         VideoWorldModelEnv(checkpoint=checkpoint, render_mode="ascii")
 
 
-def _embedded_model_present() -> bool:
-    try:
-        resolve_checkpoint(None)
-    except FileNotFoundError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _embedded_model_present(), reason="embedded PushT checkpoint not packaged yet")
 def test_default_embedded_model_works_without_arguments():
     env = gym.make("RLVRWorld-Video-v0")
     obs, _ = env.reset(seed=0)
