@@ -16,13 +16,11 @@ UNKNOWN_ACTION = "I don't understand that."
 
 
 class TextGame:
-    """Base class of a game: subclasses set the texts and implement setup/valid_actions/act/score/expert."""
+    """Base class of a game: subclasses set the texts and implement setup/valid_actions/act/score/expert.
+    A game's rules text (the prompt's rule block) is `rlvr_sim.tasks.textgame.GAME_RULES[game_id]`."""
 
     game_id = ""
     task_description = ""
-    object_rules = ""
-    action_rules = ""
-    score_rules = ""
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
@@ -164,8 +162,3 @@ class TextGame:
 
     def score_state(self) -> dict:
         return {"score": self.score, "gameOver": self.game_over, "gameWon": self.game_won}
-
-    @classmethod
-    def rules(cls) -> str:
-        """Natural-language rules for objects, actions and scoring (the prompt's rule block)."""
-        return f"Objects: {cls.object_rules}\nActions: {cls.action_rules}\nScore: {cls.score_rules}"

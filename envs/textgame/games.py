@@ -12,12 +12,6 @@ from rlvr_sim.envs.textgame.engine import TextGame
 class BoilWater(TextGame):
     game_id = "boil-water"
     task_description = "Boil the water in the pot."
-    object_rules = (
-        "stove: on is true when lit; holds the pot. pot: a container. water: temperature in degrees; "
-        "each tick on a lit stove it rises by 20 up to 100; at 100 the water is removed and steam is created in the pot."
-    )
-    action_rules = "turn on/off stove; put pot on stove; take pot (off the stove)."
-    score_rules = "1 for the pot on the stove, 1 for a lit stove, 2 more once there is steam; steam ends and wins the game."
 
     def setup(self) -> None:
         self.add("stove", "Stove", {"on": False})
@@ -68,12 +62,6 @@ class BoilWater(TextGame):
 class LitLightbulb(TextGame):
     game_id = "lit-lightbulb"
     task_description = "Make the light bulb shine."
-    object_rules = (
-        "wire: battery and bulb say whether each end is connected. switch: on when closed. "
-        "bulb: on is set at each tick, true exactly when the wire joins battery and bulb and the switch is on."
-    )
-    action_rules = "connect/disconnect wire to battery; connect/disconnect wire to bulb; turn on/off switch."
-    score_rules = "1 per connected wire end, 1 for the switch on; a shining bulb adds 2 and wins the game."
 
     def setup(self) -> None:
         self.add("battery", "Battery", {})
@@ -122,12 +110,6 @@ class LitLightbulb(TextGame):
 class GrowPlant(TextGame):
     game_id = "grow-plant"
     task_description = "Grow the seed into a flower."
-    object_rules = (
-        "seed: water is its moisture (0 to 4), growth counts ticks. Each tick with water above 0 the seed uses 1 "
-        "water and growth rises by 1; at growth 3 the seed is removed and a flower is created in the pot."
-    )
-    action_rules = "water seed (adds 2 water, at most 4)."
-    score_rules = "score is the seed's growth; a flower gives 4 and wins the game."
 
     def setup(self) -> None:
         self.add("pot", "Pot", {})
@@ -163,12 +145,6 @@ class GrowPlant(TextGame):
 class CookPotato(TextGame):
     game_id = "cook-potato"
     task_description = "Slice the potato and fry it until cooked, then turn off the stove."
-    object_rules = (
-        "stove: on when lit. pan: a container on the stove. potato: sliced, cook counts ticks in the pan on a lit "
-        "stove (+1 each tick); cook 3 or 4 is cooked, cook 5 or more is burnt."
-    )
-    action_rules = "slice potato; put potato in pan (it must be sliced); turn on/off stove."
-    score_rules = "1 for sliced, 1 when in the pan, 2 when cooked; cooked with the stove off wins; burnt loses."
 
     def setup(self) -> None:
         self.add("stove", "Stove", {"on": False})
@@ -222,12 +198,6 @@ class CookPotato(TextGame):
 
 class MixPaint(TextGame):
     game_id = "mix-paint"
-    object_rules = (
-        "cup: holds poured paints. red, blue, yellow paint. Mixing a cup with exactly two paints removes them and "
-        "creates the mixed paint in the cup: red+blue=purple paint, red+yellow=orange paint, blue+yellow=green paint."
-    )
-    action_rules = "pour <color> paint into cup; mix cup."
-    score_rules = "1 per correct paint in the cup; the target color wins, any other mixed color loses."
     recipes = {"purple": ("red", "blue"), "orange": ("red", "yellow"), "green": ("blue", "yellow")}
 
     def setup(self) -> None:
@@ -276,12 +246,6 @@ class MixPaint(TextGame):
 class MeasureVolume(TextGame):
     game_id = "measure-volume"
     task_description = "Find the volume of the stone with the measuring cylinder and answer it."
-    object_rules = (
-        "cylinder: level is the water level in ml; putting the stone in raises it by the stone's volume, taking it "
-        "out lowers it again. stone: volume in ml is unknown to the player. agent: holds what you carry."
-    )
-    action_rules = "put stone in cylinder; take stone; answer <number> (volume of the stone)."
-    score_rules = "1 while the stone is in the cylinder; the right answer gives 3 and wins, a wrong one loses."
     answers = (10, 20, 30, 40)
 
     def setup(self) -> None:
@@ -325,12 +289,6 @@ class MeasureVolume(TextGame):
 class SweepFloor(TextGame):
     game_id = "sweep-floor"
     task_description = "Sweep all the dirt off the floor into the dustpan."
-    object_rules = (
-        "floor: dirt is the amount of dirt left. broom: must be carried to sweep. dustpan: dust it has collected. "
-        "agent: holds what you carry."
-    )
-    action_rules = "take broom; drop broom; sweep floor (with the broom: floor dirt -1, dustpan dust +1)."
-    score_rules = "1 per unit of dust in the dustpan; a clean floor wins the game."
 
     def setup(self) -> None:
         self.add("agent", "Agent", {})
@@ -372,13 +330,6 @@ class SweepFloor(TextGame):
 class MakeIce(TextGame):
     game_id = "make-ice"
     task_description = "Turn the water in the tray into ice."
-    object_rules = (
-        "freezer: open or closed; holds the tray. tray: a container. water/ice: temperature in degrees. Each tick "
-        "in the closed freezer it falls by 10 (down to -10), outside it rises by 10 (up to 20). Water at 0 or "
-        "below is removed and ice is created in the tray; ice above 0 is removed and water is created."
-    )
-    action_rules = "open/close freezer; put tray in freezer (freezer open); take tray (freezer open)."
-    score_rules = "1 for the tray in the freezer, 1 for the freezer closed with the tray inside; ice wins (score 3)."
 
     def setup(self) -> None:
         self.add("freezer", "Freezer", {"open": False})
@@ -435,13 +386,6 @@ class MakeIce(TextGame):
 class RefrigerateMilk(TextGame):
     game_id = "refrigerate-milk"
     task_description = "Keep the milk fresh by cooling it to 5 degrees in the fridge."
-    object_rules = (
-        "fridge: open or closed; holds food. milk: temperature in degrees and fresh (ticks left before it spoils). "
-        "Each tick in the closed fridge the milk cools by 5 (down to 5); elsewhere it warms by 5 (up to 25) and, "
-        "above 10 degrees, fresh drops by 1."
-    )
-    action_rules = "open/close fridge; put milk in fridge (fridge open); take milk (fridge open)."
-    score_rules = "1 for the milk in the fridge, 1 for the fridge closed with it; milk at 5 wins, fresh 0 loses."
 
     def setup(self) -> None:
         self.add("fridge", "Fridge", {"open": False})

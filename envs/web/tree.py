@@ -8,7 +8,8 @@ under a header line such as `Tab 0 (current): Products / Shop Admin`. An item is
 - updated items: ids in both whose line text differs (the after line).
 
 This is the gold answer format of RLVR-World/WMA ("New items:", "Deleted items:", "Updated items:",
-`None` for an empty section). Pure Python, shared by the collector, the task and the world-model env.
+`None` for an empty section). Pure Python, shared by the collector and the world-model env; the line format itself
+(`split_header`, `TreeLine`) belongs to the task's codec in `rlvr_sim.tasks.web`.
 """
 
 from __future__ import annotations
@@ -17,15 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from rlvr_sim.metrics.web import parse_item_sections
-
-_ITEM = re.compile(r"^(\t*)\[(\d+)\] (.*)$")
-
-
-@dataclass(frozen=True)
-class TreeLine:
-    node_id: int
-    depth: int
-    text: str  # the line without indentation, e.g. "[12] link 'Products'"
+from rlvr_sim.tasks.web import ITEM_LINE, TreeLine, split_header
 
 
 @dataclass
@@ -36,26 +29,6 @@ class ItemChanges:
 
     def is_empty(self) -> bool:
         return not (self.new or self.deleted or self.updated)
-
-
-def split_header(tree: str) -> tuple[str, list[TreeLine]]:
-    """The header text (lines before the first item, e.g. the tab title) and the item lines.
-
-    Lines after the first item that are not items (wrapped text) are kept as part of the previous item's
-    text so that nothing is silently dropped.
-    """
-    header: list[str] = []
-    lines: list[TreeLine] = []
-    for raw in tree.split("\n"):
-        match = _ITEM.match(raw.rstrip("\r"))
-        if match:
-            lines.append(TreeLine(int(match.group(2)), len(match.group(1)), f"[{match.group(2)}] {match.group(3)}".rstrip()))
-        elif not lines:
-            header.append(raw)
-        elif raw.strip():
-            last = lines[-1]
-            lines[-1] = TreeLine(last.node_id, last.depth, last.text + " " + raw.strip())
-    return "\n".join(header).strip("\n"), lines
 
 
 def item_changes(before: str, after: str) -> ItemChanges:
@@ -91,14 +64,14 @@ def parse_changes(answer: str) -> tuple[ItemChanges, int]:
     dropped = 0
     kept: dict[str, list[str]] = {}
     for name, items in sections.items():
-        valid = [item for item in items if _ITEM.match(item)]
+        valid = [item for item in items if ITEM_LINE.match(item)]
         dropped += len(items) - len(valid)
         kept[name] = valid
     return ItemChanges(kept["New items"], kept["Deleted items"], kept["Updated items"]), dropped
 
 
 def _id_of(item: str) -> int:
-    match = _ITEM.match(item)
+    match = ITEM_LINE.match(item)
     if match is None:
         raise ValueError(f"not a tree item line: {item!r}")
     return int(match.group(2))

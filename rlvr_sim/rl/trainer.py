@@ -1,4 +1,4 @@
-"""The one training loop: SFT (likelihood of answer tokens) and GRPO (PAPER.md), for any task.
+"""The one training loop: SFT (likelihood of answer tokens) and GRPO (RLVR-World, Wu et al. 2025), for any task.
 
 The loop is modality-blind: it sees token ids, a `GenerationSpec` and `Task.reward`. Multi-process runs
 (torchrun, `accelerate launch`) split every global batch across processes; losses are normalised by the
@@ -86,7 +86,7 @@ class Trainer:
             preset = model_cfg.pop("preset", "tiny-5m")
             model_cfg.pop("name_or_path", None)
             model = build_model(preset, vocab_size=self.task.vocab_size, **model_cfg)
-        self.tokenizer = getattr(self.task, "tokenizer", None)
+        self.tokenizer = self.task.tokenizer
         if config.lora:
             model = apply_lora(model, config.lora)
         self.model = model.to(self.device)
@@ -152,19 +152,19 @@ class Trainer:
         share = len(items) // self.world
         return items[self.rank * share : (self.rank + 1) * share]
 
-    def _sample_seeds(self, step: int, indices: list[int], salt: int = 0) -> list[int]:
-        return [(self.config.seed * 1_000_003 + step * 100_003 + salt * 7_777 + i) % (2**62) for i in indices]
+    def _sample_seeds(self, step: int, indices: list[int]) -> list[int]:
+        return [(self.config.seed * 1_000_003 + step * 100_003 + i) % (2**62) for i in indices]
 
     # --------------------------------------------------------------------------------------------- reward
     def safe_reward(self, prompts: list[list[int]], completions: list[list[int]], metadata: list[dict]) -> list[float]:
         """Task reward with the documented fallback: a raising reward function gives every completion the
-        task's worst reward (`task.worst_reward`, default 0.0), a warning and a logged counter; NaN or a
+        task's worst reward (`Task.worst_reward`), a warning and a logged counter; NaN or a
         wrong count is a configuration error and stops the run with a clear message."""
         try:
             rewards = self.task.reward(prompts, completions, metadata)
         except Exception as err:  # noqa: BLE001 - a user reward function may raise anything
             self.reward_errors += 1
-            worst = float(getattr(self.task, "worst_reward", 0.0))
+            worst = float(self.task.worst_reward)
             warnings.warn(f"reward function of task {self.config.task!r} raised {err!r}; "
                           f"using worst reward {worst} for this batch", stacklevel=2)
             return [worst] * len(completions)
@@ -370,8 +370,7 @@ class Trainer:
                 "steps": self.step, "command": self.command,
                 "config": {k: getattr(self.config, k) for k in self.config.field_names},
             })
-            if hasattr(self.task, "checkpoint_meta"):
-                meta.update(self.task.checkpoint_meta())
+            meta.update(self.task.checkpoint_meta())
             meta.update(extra_meta or {})
             save_checkpoint(path, self.model, self.tokenizer, meta)
         if self.world > 1:

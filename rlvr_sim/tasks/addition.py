@@ -32,6 +32,7 @@ class AdditionTask:
     """a + b with `digits`-digit operands; reward 1 for the exact sum followed by <eos>, else 0."""
 
     name = "addition"
+    worst_reward = 0.0
 
     def __init__(self, tokenizer: Any = None, digits: int = 2, train_size: int = 2000, test_size: int = 200,
                  seed: int = 0) -> None:
@@ -60,6 +61,9 @@ class AdditionTask:
 
     def generation_spec(self) -> GenerationSpec:
         return GenerationSpec(max_new_tokens=self.digits + 2, stop_token_ids=[self.eos_token_id])
+
+    def checkpoint_meta(self) -> dict[str, Any]:
+        return {}
 
     def reward(self, prompts: list[list[int]], completions: list[list[int]], metadata: list[dict]) -> list[float]:
         rewards = []

@@ -1,8 +1,26 @@
 """The seam between the modality-blind RL loop and a modality.
 
 A task contributes a codec (examples as prompt/answer token ids, completions decoded by the task) and a
-verifiable reward. The training loop in `rlvr_sim.rl` only ever sees `Example`s, `GenerationSpec` and
-`Task.reward`; it never imports a modality.
+verifiable reward. The training loop in `rlvr_sim.rl` only ever sees `Example`s, `GenerationSpec` and the
+members of `Task`; it never imports a modality, and it uses nothing a task does not declare here.
+
+Writing your own task (`--task mypackage.module:MyTask`): a class with every member of `Task` below.
+Constructor contract: `make_task` calls `MyTask(**task_args)` with the run's `task_args` as keyword
+arguments, plus `tokenizer=` (the loaded checkpoint's Hugging Face tokenizer, or None for a fresh model)
+only when `__init__` has a `tokenizer` parameter (or `**kwargs`). A minimal task:
+
+    class MyTask:
+        name = "mytask"
+        tokenizer = None          # or a Hugging Face tokenizer, saved with checkpoints
+        pad_token_id = 0
+        vocab_size = 16
+        worst_reward = 0.0        # the lowest value reward() can give
+
+        def __init__(self, size: int = 64) -> None: ...
+        def examples(self, split): return [Example(prompt_ids=[1, 2], answer_ids=[3])]
+        def generation_spec(self): return GenerationSpec(max_new_tokens=4)
+        def reward(self, prompts, completions, metadata): return [float(3 in c) for c in completions]
+        def checkpoint_meta(self): return {}
 """
 
 from __future__ import annotations
@@ -45,6 +63,9 @@ class Task(Protocol):
     tokenizer: Any  # a Hugging Face tokenizer saved with checkpoints, or None for non-text vocabularies
     pad_token_id: int
     vocab_size: int  # size of the token space a fresh model for this task needs
+    # The lowest value `reward` can give: what a batch gets when the reward function raises, so that a
+    # failure is never rewarded (0.0 is the *best* value of a negative-error reward).
+    worst_reward: float
 
     def examples(self, split: str) -> list[Example]:
         """Examples of a split ("train", "test", ...), deterministic for a fixed task config."""
@@ -60,3 +81,6 @@ class Task(Protocol):
         Must return one finite float per completion; an unparseable completion gets the task's
         documented worst reward rather than an exception.
         """
+
+    def checkpoint_meta(self) -> dict[str, Any]:
+        """Extra entries for the final checkpoint's metadata (what a reader needs to rebuild the codec)."""

@@ -12,14 +12,10 @@ completion and scores it with `rlvr_sim.metrics.textgame.text_game_reward`; unpa
 from __future__ import annotations
 
 import json
-import logging
 import random
 from pathlib import Path
 from typing import Any
 
-from transformers import PreTrainedTokenizerFast
-
-import rlvr_sim.assets
 from rlvr_sim.data.bytesized32 import TextGameTransition, load_transitions
 from rlvr_sim.metrics.textgame import (
     ANSWER_MARKER,
@@ -30,14 +26,78 @@ from rlvr_sim.metrics.textgame import (
     parse_answer,
     text_game_reward,
 )
-from rlvr_sim.tasks.base import Example, GenerationSpec
-from rlvr_sim.tasks.bpe import embedded_or_trained, require_special_tokens
+from rlvr_sim.resources import asset_path
+from rlvr_sim.tasks.text_transition import TextTransitionTask
 
-log = logging.getLogger(__name__)
+EMBEDDED_TOKENIZER = asset_path("textgame_tokenizer")
 
-ASSETS_DIR = Path(rlvr_sim.assets.__file__).resolve().parent  # repo assets/ (installed as rlvr_sim.assets)
-EMBEDDED_TOKENIZER = ASSETS_DIR / "textgame_tokenizer"
-DATA_EXTENSIONS = (".jsonl", ".parquet", ".json")
+# The rules block of our games' prompts (objects, actions, score): part of the task's vocabulary, so
+# it lives with the codec; rlvr_sim.envs.textgame.games implements these rules.
+GAME_RULES: dict[str, tuple[str, str, str]] = {
+    "boil-water": (
+        "stove: on is true when lit; holds the pot. pot: a container. water: temperature in degrees; each"
+        " tick on a lit stove it rises by 20 up to 100; at 100 the water is removed and steam is created "
+        "in the pot.",
+        "turn on/off stove; put pot on stove; take pot (off the stove).",
+        "1 for the pot on the stove, 1 for a lit stove, 2 more once there is steam; steam ends and wins "
+        "the game.",
+    ),
+    "lit-lightbulb": (
+        "wire: battery and bulb say whether each end is connected. switch: on when closed. bulb: on is "
+        "set at each tick, true exactly when the wire joins battery and bulb and the switch is on.",
+        "connect/disconnect wire to battery; connect/disconnect wire to bulb; turn on/off switch.",
+        "1 per connected wire end, 1 for the switch on; a shining bulb adds 2 and wins the game.",
+    ),
+    "grow-plant": (
+        "seed: water is its moisture (0 to 4), growth counts ticks. Each tick with water above 0 the seed"
+        " uses 1 water and growth rises by 1; at growth 3 the seed is removed and a flower is created in "
+        "the pot.",
+        "water seed (adds 2 water, at most 4).",
+        "score is the seed's growth; a flower gives 4 and wins the game.",
+    ),
+    "cook-potato": (
+        "stove: on when lit. pan: a container on the stove. potato: sliced, cook counts ticks in the pan "
+        "on a lit stove (+1 each tick); cook 3 or 4 is cooked, cook 5 or more is burnt.",
+        "slice potato; put potato in pan (it must be sliced); turn on/off stove.",
+        "1 for sliced, 1 when in the pan, 2 when cooked; cooked with the stove off wins; burnt loses.",
+    ),
+    "mix-paint": (
+        "cup: holds poured paints. red, blue, yellow paint. Mixing a cup with exactly two paints removes "
+        "them and creates the mixed paint in the cup: red+blue=purple paint, red+yellow=orange paint, "
+        "blue+yellow=green paint.",
+        "pour <color> paint into cup; mix cup.",
+        "1 per correct paint in the cup; the target color wins, any other mixed color loses.",
+    ),
+    "measure-volume": (
+        "cylinder: level is the water level in ml; putting the stone in raises it by the stone's volume, "
+        "taking it out lowers it again. stone: volume in ml is unknown to the player. agent: holds what "
+        "you carry.",
+        "put stone in cylinder; take stone; answer <number> (volume of the stone).",
+        "1 while the stone is in the cylinder; the right answer gives 3 and wins, a wrong one loses.",
+    ),
+    "sweep-floor": (
+        "floor: dirt is the amount of dirt left. broom: must be carried to sweep. dustpan: dust it has "
+        "collected. agent: holds what you carry.",
+        "take broom; drop broom; sweep floor (with the broom: floor dirt -1, dustpan dust +1).",
+        "1 per unit of dust in the dustpan; a clean floor wins the game.",
+    ),
+    "make-ice": (
+        "freezer: open or closed; holds the tray. tray: a container. water/ice: temperature in degrees. "
+        "Each tick in the closed freezer it falls by 10 (down to -10), outside it rises by 10 (up to 20)."
+        " Water at 0 or below is removed and ice is created in the tray; ice above 0 is removed and water"
+        " is created.",
+        "open/close freezer; put tray in freezer (freezer open); take tray (freezer open).",
+        "1 for the tray in the freezer, 1 for the freezer closed with the tray inside; ice wins (score "
+        "3).",
+    ),
+    "refrigerate-milk": (
+        "fridge: open or closed; holds food. milk: temperature in degrees and fresh (ticks left before it"
+        " spoils). Each tick in the closed fridge the milk cools by 5 (down to 5); elsewhere it warms by "
+        "5 (up to 25) and, above 10 degrees, fresh drops by 1.",
+        "open/close fridge; put milk in fridge (fridge open); take milk (fridge open).",
+        "1 for the milk in the fridge, 1 for the fridge closed with it; milk at 5 wins, fresh 0 loses.",
+    ),
+}
 
 
 def compact_json(value: Any) -> str:
@@ -47,9 +107,10 @@ def compact_json(value: Any) -> str:
 
 def game_rules(game: str) -> str | None:
     """The natural-language rules of one of our games (None for games we do not ship, e.g. ByteSized32's)."""
-    from rlvr_sim.envs.textgame.games import GAMES
-
-    return GAMES[game].rules() if game in GAMES else None
+    if game not in GAME_RULES:
+        return None
+    objects, actions, score = GAME_RULES[game]
+    return f"Objects: {objects}\nActions: {actions}\nScore: {score}"
 
 
 def encode_prompt_text(transition: TextGameTransition, with_rules: bool = True) -> str:
@@ -78,31 +139,17 @@ def decode_answer(text: str, current_state: dict) -> tuple[dict | None, str | No
         return None, str(exc)
 
 
-
-def resolve_split_file(data_dir: str | Path, split: str) -> Path:
-    """data_dir/<split>.jsonl (or .parquet / .json); a path given as the split is used as is."""
-    if Path(split).suffix in DATA_EXTENSIONS and Path(split).exists():
-        return Path(split)
-    for ext in DATA_EXTENSIONS:
-        candidate = Path(data_dir) / f"{split}{ext}"
-        if candidate.exists():
-            return candidate
-    raise FileNotFoundError(
-        f"no data for split {split!r} in {data_dir} (looked for {split}.jsonl/.parquet/.json); "
-        "collect it with: python training/collect.py --task textgame --out " + str(data_dir)
-    )
-
-
-class TextGameTask:
+class TextGameTask(TextTransitionTask):
     """ByteSized32-style state prediction as a Task: examples from collected jsonl / RLVR-World parquet,
-    reward = text_game_reward(reward_type, compat) of the decoded completion."""
+    reward = text_game_reward(reward_type, compat) of the decoded completion (0 when unparseable)."""
 
     name = "textgame"
+    tokenizer_asset = "textgame_tokenizer"
 
     def __init__(
         self,
         tokenizer: Any = None,
-        data_dir: str = "data/textgame",
+        data_dir: str | list[str] = "data/textgame",
         reward_type: str = "task_specific",
         compat: str | None = None,
         max_prompt_tokens: int = 512,
@@ -115,40 +162,17 @@ class TextGameTask:
     ) -> None:
         if reward_type not in ("binary", "task_specific"):
             raise ValueError(f"reward_type must be 'binary' or 'task_specific', got {reward_type!r}")
-        self.data_dir = Path(data_dir)
-        self.reward_type = reward_type
-        self.compat = compat
-        self.max_prompt_tokens = max_prompt_tokens
-        self.max_new_tokens = max_new_tokens
-        self.with_rules = with_rules
-        self.temperature = temperature
         if train_unchanged_fraction is not None and not 0.0 <= train_unchanged_fraction < 1.0:
             raise ValueError(f"train_unchanged_fraction must be in [0, 1), got {train_unchanged_fraction}")
+        self.reward_type = reward_type
+        self.compat = compat
+        self.with_rules = with_rules
         self.train_unchanged_fraction = train_unchanged_fraction
         self.seed = seed
-        self._transitions: dict[str, list[TextGameTransition]] = {}
-        if tokenizer is None:
-            tokenizer = self._default_tokenizer(vocab_size)
-        self.tokenizer = tokenizer
-        require_special_tokens(tokenizer, "text-game")
-        self.pad_token_id = tokenizer.pad_token_id
-        self.eos_token_id = tokenizer.eos_token_id
-        self.bos_token_id = tokenizer.bos_token_id
-        self.vocab_size = len(tokenizer)
+        super().__init__(tokenizer, data_dir, max_prompt_tokens, max_new_tokens, vocab_size, temperature)
 
-    def _default_tokenizer(self, vocab_size: int) -> PreTrainedTokenizerFast:
-        """The embedded tokenizer if shipped, else one trained on this data set's train split."""
-        return embedded_or_trained(EMBEDDED_TOKENIZER, lambda: self.corpus("train"), vocab_size, "text-game")
-
-    # --------------------------------------------------------------------------------------- data
-    def transitions(self, split: str) -> list[TextGameTransition]:
-        if split not in self._transitions:
-            self._transitions[split] = load_transitions(resolve_split_file(self.data_dir, split))
-        return self._transitions[split]
-
-    def corpus(self, split: str = "train") -> list[str]:
-        """Prompt + answer texts of a split (the tokenizer's training corpus)."""
-        return [self.prompt_text(t) + self.answer_text(t) for t in self.transitions(split)]
+    def load(self, path: Path) -> list[TextGameTransition]:
+        return load_transitions(path)
 
     def prompt_text(self, transition: TextGameTransition) -> str:
         return encode_prompt_text(transition, self.with_rules)
@@ -156,29 +180,21 @@ class TextGameTask:
     def answer_text(self, transition: TextGameTransition) -> str:
         return encode_answer_text(transition)
 
-    def encode_prompt(self, transition: TextGameTransition) -> list[int]:
-        ids = self.tokenizer.encode(self.prompt_text(transition), add_special_tokens=False)
-        return ([self.bos_token_id] if self.bos_token_id is not None else []) + ids
+    def metadata(self, transition: TextGameTransition) -> dict[str, Any]:
+        return {
+            "current_state": transition.current_state,
+            "gold_state": transition.gold_state,
+            "changed": is_changed_transition(transition.current_state, transition.gold_state),
+            "game": transition.game,
+        }
 
-    def encode_answer(self, transition: TextGameTransition) -> list[int]:
-        return self.tokenizer.encode(self.answer_text(transition), add_special_tokens=False) + [self.eos_token_id]
-
-    def example(self, transition: TextGameTransition) -> Example:
-        return Example(
-            prompt_ids=self.encode_prompt(transition),
-            answer_ids=self.encode_answer(transition),
-            metadata={
-                "current_state": transition.current_state,
-                "gold_state": transition.gold_state,
-                "changed": is_changed_transition(transition.current_state, transition.gold_state),
-                "game": transition.game,
-            },
-        )
-
-    def _rebalanced(self, transitions: list[TextGameTransition]) -> list[TextGameTransition]:
-        """All changed transitions plus a seeded subset of unchanged ones making up train_unchanged_fraction
-        of the result. RLVR-World's RL data is built the same way ("gold" changed transitions plus sampled
-        "no-gold" ones): on all transitions the group advantages mostly reward answering "no change"."""
+    def select(self, split: str, transitions: list[TextGameTransition]) -> list[TextGameTransition]:
+        """With train_unchanged_fraction set, a training split (train, train_sft, train_rl, ...) keeps all
+        changed transitions plus a seeded subset of unchanged ones making up that fraction of the result.
+        RLVR-World's RL data is built the same way ("gold" changed transitions plus sampled "no-gold"
+        ones): on all transitions the group advantages mostly reward answering "no change"."""
+        if not split.startswith("train") or self.train_unchanged_fraction is None:
+            return transitions
         flags = [is_changed_transition(t.current_state, t.gold_state) for t in transitions]
         unchanged = [i for i, changed in enumerate(flags) if not changed]
         fraction = self.train_unchanged_fraction
@@ -187,38 +203,5 @@ class TextGameTask:
         keep = set(unchanged[:n_unchanged])
         return [t for i, (t, changed) in enumerate(zip(transitions, flags)) if changed or i in keep]
 
-    def examples(self, split: str) -> list[Example]:
-        """Encoded examples; those whose prompt exceeds max_prompt_tokens or whose answer exceeds
-        max_new_tokens are left out, with a warning that counts them. With train_unchanged_fraction set,
-        the training splits (train, train_sft, train_rl, ...) are rebalanced towards changed transitions
-        (see `_rebalanced`)."""
-        kept, dropped = [], 0
-        transitions = self.transitions(split)
-        if split.startswith("train") and self.train_unchanged_fraction is not None:
-            transitions = self._rebalanced(transitions)
-        for transition in transitions:
-            example = self.example(transition)
-            if len(example.prompt_ids) > self.max_prompt_tokens or len(example.answer_ids) > self.max_new_tokens:
-                dropped += 1
-                continue
-            kept.append(example)
-        if dropped:
-            log.warning("textgame %s: left out %d of %d examples longer than %d prompt / %d answer tokens",
-                        split, dropped, dropped + len(kept), self.max_prompt_tokens, self.max_new_tokens)
-        return kept
-
-    def generation_spec(self) -> GenerationSpec:
-        return GenerationSpec(max_new_tokens=self.max_new_tokens, stop_token_ids=[self.eos_token_id],
-                              temperature=self.temperature)
-
-    # ------------------------------------------------------------------------------------- reward
-    def decode(self, completion: list[int]) -> str:
-        return self.tokenizer.decode(completion, skip_special_tokens=True)
-
-    def reward(self, prompts: list[list[int]], completions: list[list[int]], metadata: list[dict]) -> list[float]:
-        """text_game_reward of each decoded completion (0 when it cannot be parsed)."""
-        return [
-            text_game_reward(self.decode(completion), meta["current_state"], meta["gold_state"],
-                             self.reward_type, self.compat)
-            for completion, meta in zip(completions, metadata)
-        ]
+    def score(self, text: str, meta: dict[str, Any]) -> float:
+        return text_game_reward(text, meta["current_state"], meta["gold_state"], self.reward_type, self.compat)

@@ -1,0 +1,48 @@
+"""The one way to find packaged assets and evaluation results.
+
+Assets (checkpoints, tokenizers, recorded start pages) and the committed result tables travel with the
+package (`rlvr_sim.assets`, `rlvr_sim.evaluations`), so they are found through `importlib.resources`,
+the same in a clone, an editable install and a wheel; never relative to the working directory or to a
+module's `parents[n]`, which in a wheel points into `site-packages`.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+_CLONE_MARKER = "pyproject.toml"  # next to evaluations/ in a clone; absent in an installed package
+
+
+def _package_dir(package: str) -> Path:
+    """A package's directory on disk (checkpoints are read by path, so a zipped install cannot serve)."""
+    root = files(package)
+    if not isinstance(root, Path):
+        raise RuntimeError(f"{package} is not installed as a directory ({root!r}); reinstall rlvr-sim unzipped")
+    return root
+
+
+def asset_path(name: str) -> Path:
+    """A packaged asset by name, e.g. `asset_path("web_tokenizer")` (it may not exist; callers check)."""
+    return _package_dir("rlvr_sim.assets") / name
+
+
+def packaged_results(name: str) -> Path:
+    """A committed result file, e.g. `packaged_results("textgame.json")` (read-only in an installed package)."""
+    return _package_dir("rlvr_sim.evaluations") / "results" / name
+
+
+def results_dir(out: str | Path | None = None) -> Path:
+    """Where an evaluation writes: `out` if given, else the clone's `evaluations/results`.
+
+    An installed package has no place of its own to write results, so there `out` is required.
+    """
+    if out is not None:
+        return Path(out)
+    evaluations = _package_dir("rlvr_sim.evaluations")
+    if not (evaluations.parent / _CLONE_MARKER).is_file():
+        raise RuntimeError("not running from a clone of the repository: give an output directory (--out)")
+    return evaluations / "results"
+
+
+__all__ = ["asset_path", "packaged_results", "results_dir"]
