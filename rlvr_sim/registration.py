@@ -15,6 +15,8 @@ ENVS: dict[str, dict] = {
     # ground-truth worlds
     "RLVRSim/TextGame-v0": {"entry_point": "rlvr_sim.envs.textgame.env:TextGameEnv"},
     "RLVRSim/WebShop-v0": {"entry_point": "rlvr_sim.envs.web.browser_env:BrowserEnv"},
+    # hand-built simulator (Real2Sim's SIMPLER stand-in): gym-pusht re-created in MuJoCo
+    "RLVRSim/PushT-MuJoCo-v0": {"entry_point": "rlvr_sim.envs.pusht_mujoco:MuJoCoPushTEnv", "max_episode_steps": 300},
 }
 
 
