@@ -170,7 +170,8 @@ def build_mjcf(perturb: PushTPerturbation, offscreen_size: int) -> str:
     """The scene as MJCF: gym-pusht's geometry, masses and colours, an orthographic camera above.
 
     The camera sits at z = -100 looking along +z (image rows follow +y as on gym-pusht's screen); nearer
-    means lower z, so the layers stack as gym-pusht draws them: goal, walls, agent, then the T on top.
+    means lower z, so the layers stack as gym-pusht draws them: goal, T, agent, walls on top (pymunk draws
+    dynamic, then kinematic, then static shapes). Collision geoms (group 3) are hidden and all lie at z = 0.
     """
     friction, condim = perturb.friction, (3 if perturb.friction > 0 else 1)
     offset = perturb.colour_offset
@@ -184,9 +185,10 @@ def build_mjcf(perturb: PushTPerturbation, offscreen_size: int) -> str:
         for name, rgb in colours.items()
     )
     walls = "\n".join(
-        f'<geom type="capsule" fromto="{a[0]} {a[1]} 0 {b[0]} {b[1]} 0" size="{WALL_RADIUS + PYGAME_FILL_GROW}" '
-        'material="wall" '
-        'contype="1" conaffinity="0"/>'
+        f'<geom type="capsule" fromto="{a[0]} {a[1]} 0 {b[0]} {b[1]} 0" size="{WALL_RADIUS}" group="3" '
+        'contype="1" conaffinity="0"/>\n'
+        f'<geom type="capsule" fromto="{a[0]} {a[1]} -40 {b[0]} {b[1]} -40" size="{WALL_RADIUS + PYGAME_FILL_GROW}" '
+        'material="wall" contype="0" conaffinity="0"/>'
         for a, b in WALL_SEGMENTS
     )
     # Shifting the camera by half a unit puts MuJoCo's raster on pygame's pixel grid.
@@ -222,8 +224,8 @@ def build_mjcf(perturb: PushTPerturbation, offscreen_size: int) -> str:
       <joint name="agent_y" type="slide" axis="0 1 0"/>
       <inertial pos="0 0 0" mass="1e6" diaginertia="1 1 1"/>
       <geom type="sphere" size="{AGENT_RADIUS}" group="3" contype="2" conaffinity="0"/>
-      <geom type="cylinder" pos="0 0 -10" size="{AGENT_RADIUS + PYGAME_FILL_GROW} 0.25" material="agent" contype="0" conaffinity="0"/>
-      <geom type="cylinder" pos="0 0 -11" size="{AGENT_INNER_RADIUS + PYGAME_FILL_GROW} 0.25" material="agent_light"
+      <geom type="cylinder" pos="0 0 -30" size="{AGENT_RADIUS + PYGAME_FILL_GROW} 0.25" material="agent" contype="0" conaffinity="0"/>
+      <geom type="cylinder" pos="0 0 -31" size="{AGENT_INNER_RADIUS + PYGAME_FILL_GROW} 0.25" material="agent_light"
             contype="0" conaffinity="0"/>
     </body>
     <body name="block">
