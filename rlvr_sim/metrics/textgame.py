@@ -105,6 +105,15 @@ def extract_answer_text(response: str) -> str:
     return response
 
 
+def _is_hashable(value: Any) -> bool:
+    """uuids key dicts: a list or dict uuid cannot name an object."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _as_uuid(value: Any) -> Any:
     """uuids are ints in ByteSized32; accept "7" as 7, keep anything else as is."""
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
@@ -133,6 +142,8 @@ def parse_answer(response: str) -> dict:
     for i, obj in enumerate(modified):
         if not isinstance(obj, dict) or "uuid" not in obj:
             raise AnswerParseError(f"'modified'[{i}] is not an object with a 'uuid'")
+        if not _is_hashable(obj["uuid"]):
+            raise AnswerParseError(f"'modified'[{i}] has a uuid that is not a scalar: {obj['uuid']!r:.80}")
     removed = parsed.get("removed", [])
     if removed is None:
         removed = []
@@ -174,6 +185,8 @@ def split_state(state: dict | str | list) -> tuple[dict[Any, dict], dict | None]
         if not isinstance(entry, dict):
             raise ValueError(f"state entry must be an object, got {type(entry).__name__}")
         if "uuid" in entry:
+            if not _is_hashable(entry["uuid"]):
+                raise ValueError(f"state object has a uuid that is not a scalar: {entry['uuid']!r:.80}")
             objects[entry["uuid"]] = entry
         elif "score" in entry:
             score = entry
@@ -236,7 +249,14 @@ def values_equal(a: Any, b: Any) -> bool:
 
 
 def _hashable(item: Any) -> Any:
-    return json.dumps(item, sort_keys=True, default=str) if isinstance(item, (dict, list)) else item
+    """A ``contains`` entry as a Counter key: scalars as they are, containers (a Python-literal answer
+    may hold sets, or dicts with mixed key types) by a canonical text."""
+    if _is_hashable(item) and not isinstance(item, tuple):
+        return item
+    try:
+        return json.dumps(item, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(item)
 
 
 def contains_equal(a: Any, b: Any) -> bool:
