@@ -30,7 +30,7 @@ from rlvr_sim.metrics.textgame import (
     is_changed_transition,
     text_game_reward,
 )
-from rlvr_sim.tasks.textgame import ASSETS_DIR
+from rlvr_sim.resources import asset_path, packaged_results, results_dir
 
 EMBEDDED = {
     "SFT": "textgame_sft",
@@ -39,7 +39,6 @@ EMBEDDED = {
 }
 DEFAULT_DATA_DIR = Path("data/textgame")
 DEFAULT_DATASETS = {"test (held-out states)": "test.jsonl", "held-out game": "heldout_games.jsonl"}
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "textgame"  # evaluations/results/textgame.{json,md}
 
 
 def evaluate_predictions(transitions: list[TextGameTransition], responses: list[str]) -> dict[str, Any]:
@@ -179,7 +178,7 @@ def render_markdown(results: dict[str, Any]) -> str:
 
 def load_results(path: str | Path | None = None) -> dict[str, Any] | None:
     """The last written results (default: the committed evaluations/results/textgame.json), or None."""
-    path = Path(path) if path is not None else DEFAULT_OUT.with_suffix(".json")
+    path = Path(path) if path is not None else packaged_results("textgame.json")
     return json.loads(path.read_text()) if path.exists() else None
 
 
@@ -190,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", action="append", default=[],
                         help="NAME=FILE (.jsonl ByteSized32 schema or RLVR-World .parquet; repeatable); "
                              "default: data/textgame test + held-out game (collected if missing)")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output path without extension")
+    parser.add_argument("--out", help="output path without extension (default: evaluations/results/textgame "
+                             "in a clone of the repository; required elsewhere)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--prompt-format", choices=("ours", "source"), default="ours",
                         help="ours: our codec q(s,a); source: the rows' own prompts (RLVR-World parquet)")
@@ -200,7 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pass-at", type=int, default=0, metavar="K",
                         help="also report pass@K of K seeded samples at temperature 1 (0: off)")
     args = parser.parse_args(argv)
-    checkpoints = _named(args.checkpoint, "checkpoint") or {n: str(ASSETS_DIR / d) for n, d in EMBEDDED.items()}
+    try:
+        out = Path(args.out) if args.out else results_dir() / "textgame"
+    except RuntimeError as err:
+        parser.error(str(err))
+    checkpoints = _named(args.checkpoint, "checkpoint") or {n: str(asset_path(d)) for n, d in EMBEDDED.items()}
     datasets = _named(args.data, "data")
     if not datasets:
         if not (DEFAULT_DATA_DIR / "test.jsonl").exists():
@@ -209,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             collect(DEFAULT_DATA_DIR)
         datasets = {name: str(DEFAULT_DATA_DIR / file) for name, file in DEFAULT_DATASETS.items()}
     command = "python " + shlex.join(["evaluations/textgame.py", *(sys.argv[1:] if argv is None else argv)])
-    results = run(checkpoints, datasets, Path(args.out), args.batch_size, args.prompt_format,
+    results = run(checkpoints, datasets, out, args.batch_size, args.prompt_format,
                   args.max_new_tokens, args.limit, command, args.jobs, args.pass_at)
     print(render_markdown(results))
     return 0

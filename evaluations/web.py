@@ -22,10 +22,9 @@ import numpy as np
 import torch
 
 from rlvr_sim.metrics.web import item_change_f1
+from rlvr_sim.resources import asset_path, packaged_results, results_dir
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
-RESULTS = Path(__file__).resolve().parent / "results"
-DEFAULT_MODELS = (("SFT", ASSETS / "web_sft"), ("RLVR", ASSETS / "web_rlvr"))
+DEFAULT_MODELS = (("SFT", asset_path("web_sft")), ("RLVR", asset_path("web_rlvr")))
 NO_CHANGE = "New items:\nNone\n\nDeleted items:\nNone\n\nUpdated items:\nNone"
 
 
@@ -73,13 +72,13 @@ def markdown(rows: list[dict[str, Any]], note: str) -> str:
     return "\n".join(lines) + f"\n\n{note}\n"
 
 
-def results_tables(results_dir: str | Path = RESULTS) -> str:
-    """The committed web tables (world-model P/R/F1 and agent success rates) as markdown, for the CLI and the
-    demo; a missing table is named with the script that writes it."""
+def results_tables(directory: str | Path | None = None) -> str:
+    """The web tables (world-model P/R/F1 and agent success rates) in `directory` (default: the committed
+    ones) as markdown, for the CLI and the demo; a missing table is named with the script that writes it."""
     parts = []
     for name, title, script in (("web.md", "Web world model: item-change prediction", "python evaluations/web.py"),
                                 ("web_agent.md", "MPC web agent", "python evaluations/web_agent.py")):
-        path = Path(results_dir) / name
+        path = Path(directory) / name if directory is not None else packaged_results(name)
         parts.append(f"### {title}\n\n{path.read_text().strip()}" if path.exists() else f"No {name} yet: run {script}")
     return "\n\n".join(parts)
 
@@ -94,10 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out-dir", default=str(RESULTS))
+    parser.add_argument("--out-dir", help="default: evaluations/results in a clone of the repository; required elsewhere")
     parser.add_argument("--append", action="store_true",
                         help="keep rows of other models already in <out-dir>/web.json (same data and limit expected)")
     args = parser.parse_args(argv)
+    try:
+        out = results_dir(args.out_dir)
+    except RuntimeError as err:
+        parser.error(str(err))
     command = "python evaluations/web.py " + " ".join(sys.argv[1:] if argv is None else argv)
     torch.manual_seed(args.seed)
     models = [tuple(m.split("=", 1)) for m in args.model] or [(n, str(p)) for n, p in DEFAULT_MODELS]
@@ -112,7 +115,6 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "examples"}), flush=True)
     if golds:
         rows.insert(0, {"model": "No-change baseline", "checkpoint": None, **score_predictions([NO_CHANGE] * len(golds), golds)})
-    out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if args.append and (out / "web.json").exists():
         fresh = {row["model"] for row in rows}

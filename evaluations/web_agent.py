@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
-RESULTS = Path(__file__).resolve().parent / "results"
+from rlvr_sim.resources import asset_path, results_dir
+
 AGENTS = ("policy", "mpc-sft", "mpc-rlvr", "mpc-browser")
 
 
@@ -169,7 +169,7 @@ def markdown(results: dict[str, Any], note: str) -> str:
     return "\n".join(lines) + f"\n\n{note}\n"
 
 
-def demo(checkpoint: str | Path = ASSETS / "web_rlvr", task_id: int = 0, seed: int = 0) -> dict[str, Any]:
+def demo(checkpoint: str | Path | None = None, task_id: int = 0, seed: int = 0) -> dict[str, Any]:
     """Start the local site, run one MPC episode in the real browser with a learned world model, print it."""
     from rlvr_sim.envs.web.demo import run_episode_text
 
@@ -189,10 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=1, help="lookahead depth (paper: 1)")
     parser.add_argument("--policy-temperature", type=float, default=1.0)
     parser.add_argument("--wm-temperature", type=float, default=0.0, help="learned world models' decoding temperature")
-    parser.add_argument("--sft", default=str(ASSETS / "web_sft"))
-    parser.add_argument("--rlvr", default=str(ASSETS / "web_rlvr"))
+    parser.add_argument("--sft", default=str(asset_path("web_sft")))
+    parser.add_argument("--rlvr", default=str(asset_path("web_rlvr")))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out-dir", default=str(RESULTS))
+    parser.add_argument("--out-dir", help="default: evaluations/results in a clone of the repository; required elsewhere")
     parser.add_argument("--demo", action="store_true", help="run one MPC episode with the RLVR world model and exit")
     parser.add_argument("--decisions", action="store_true",
                         help="score the world models' lookahead on the browser-MPC agent's states (web_decisions.*)")
@@ -202,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.demo:
         demo(args.rlvr, task_id=(args.tasks or [0])[0], seed=args.seed)
         return 0
+    try:
+        out = results_dir(args.out_dir)
+    except RuntimeError as err:
+        parser.error(str(err))
     command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()
     if args.decisions:
         report = decisions(args)
@@ -210,7 +214,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"pages separate the candidates), {summary['SFT']['transitions']} candidate transitions; "
                 f"{args.samples} policy samples, top {args.top_k}, policy temperature {args.policy_temperature}, "
                 f"world-model temperature {args.wm_temperature}; `{command}`.")
-        out = Path(args.out_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "web_decisions.json").write_text(json.dumps({**report, "note": note}, indent=1) + "\n")
         table = decisions_markdown(summary, note)
@@ -223,7 +226,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.policy_temperature}, world-model temperature {args.wm_temperature}")
     for row in results.values():
         row.update(command=command, settings=settings)
-    out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     previous = out / "web_agent.json"
     if args.append and previous.exists():

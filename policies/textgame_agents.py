@@ -1,7 +1,8 @@
 """Agents for the text games: random, scripted (each game's expert) and an epsilon mix of the two.
 
-They act on a `TextGame` (the ground-truth engine) and are what the data collector plays with; in the
-Gymnasium env use `env.unwrapped.game` or the `valid_actions` listed in `info`.
+They act on a `TextGame` (the ground-truth engine); in the Gymnasium env use `env.unwrapped.game` or the
+`valid_actions` listed in `info`. The data collector explores as `EpsilonTextGameAgent` does, with its
+own copy of the rule (`rlvr_sim.envs.textgame.collect.explore_action`): collectors import no policy.
 """
 
 from __future__ import annotations

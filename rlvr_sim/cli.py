@@ -62,6 +62,30 @@ def addition_demo(output_dir: str, grpo_steps: int = 120, seed: int = 0) -> tupl
     return "\n".join(report), grpo_summary
 
 
+def textgame_section(seed: int) -> str:
+    """The text-game world model next to the real game, then the committed accuracy table."""
+    from rlvr_sim.envs.textgame.demo import run_demo
+    from rlvr_sim.evaluations.textgame import load_results
+    from rlvr_sim.metrics.textgame import format_accuracy_table
+
+    lines = [run_demo(seed=seed), "\nEmbedded text-game world models (python evaluations/textgame.py):"]
+    results = load_results()
+    if results is None:
+        lines.append("No evaluation results yet: run python evaluations/textgame.py\n")
+    for data_name, block in (results or {}).get("datasets", {}).items():
+        lines.append(f"{data_name} ({block['n']} transitions): exact-match accuracy %")
+        lines.append(format_accuracy_table(block["rows"]))
+    return "\n".join(lines)
+
+
+def web_section(seed: int) -> str:
+    """One real-browser MPC episode, then the committed web tables of the embedded checkpoints."""
+    from rlvr_sim.envs.web.demo import run_demo
+    from rlvr_sim.evaluations.web import results_tables
+
+    return f"{run_demo(seed=seed)}\n\n{results_tables()}"
+
+
 def demo(argv: list[str]) -> int:
     """The README's main job: every capability on the embedded default models."""
     parser = argparse.ArgumentParser(prog="rlvr-sim demo", description=demo.__doc__)
@@ -72,10 +96,10 @@ def demo(argv: list[str]) -> int:
     out = args.out or tempfile.mkdtemp(prefix="rlvr_sim_demo_")
     sections: list[tuple[str, Callable[[], str]]] = [
         ("addition GRPO", lambda: addition_demo(f"{out}/addition", args.grpo_steps, args.seed)[0]),
-        ("text-game world model", lambda: importlib.import_module("rlvr_sim.envs.textgame.demo").run_demo(seed=args.seed)),
+        ("text-game world model", lambda: textgame_section(args.seed)),
         ("video world model", lambda: importlib.import_module("rlvr_sim.envs.video.demo").run_demo(
             out_gif=f"{out}/pusht_rollout.gif", seed=args.seed)),
-        ("web world model and MPC agent", lambda: importlib.import_module("rlvr_sim.envs.web.demo").run_demo(seed=args.seed)),
+        ("web world model and MPC agent", lambda: web_section(args.seed)),
     ]
     failures = 0
     for title, section in sections:

@@ -20,13 +20,20 @@ import json
 import random
 from pathlib import Path
 
+from rlvr_sim.envs.textgame.engine import TextGame
 from rlvr_sim.envs.textgame.games import GAMES, make_game
-from rlvr_sim.policies.textgame_agents import EpsilonTextGameAgent
 
 from rlvr_sim.data.bytesized32 import write_bytesized32_jsonl
 from rlvr_sim.metrics.textgame import is_changed_transition
 
 EPSILONS = (0.0, 0.3, 0.6, 1.0)  # share of random actions per episode: expert play through pure exploration
+
+
+def explore_action(game: TextGame, epsilon: float, explore: random.Random, choose: random.Random) -> str:
+    """The collector's behaviour policy: the game's expert action with probability 1 - epsilon, else a
+    uniformly random valid one (as `policies.textgame_agents.EpsilonTextGameAgent`, which the collector does
+    not import: collectors and policies stay independent)."""
+    return choose.choice(game.all_actions()) if explore.random() < epsilon else game.expert_action()
 
 
 def play_episodes(game_id: str, episodes: int, max_steps: int, seed: int) -> list[dict]:
@@ -35,12 +42,13 @@ def play_episodes(game_id: str, episodes: int, max_steps: int, seed: int) -> lis
     for episode in range(episodes):
         episode_seed = seed * 1_000_003 + episode
         game = make_game(game_id, seed=episode_seed)
-        agent = EpsilonTextGameAgent(EPSILONS[episode % len(EPSILONS)], seed=episode_seed)
+        epsilon = EPSILONS[episode % len(EPSILONS)]
+        explore, choose = random.Random(episode_seed), random.Random(episode_seed + 1)
         for _ in range(max_steps):
             if game.game_over:
                 break
             current_state, current_score = game.snapshot(), game.score_state()
-            action_state, tick_state = game.step(agent.act(game))
+            action_state, tick_state = game.step(explore_action(game, epsilon, explore, choose))
             records.append(
                 {
                     "game": game_id,

@@ -1,5 +1,5 @@
-"""A printable side-by-side of RLVRWorld-TextGame-v0 and the real game, plus the embedded checkpoints'
-accuracy table (for the project's `demo` command)."""
+"""A printable side-by-side of RLVRWorld-TextGame-v0 and the real game (for the project's `demo` command,
+which adds the committed accuracy table)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from rlvr_sim.envs.textgame.env import game_state
 from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModelEnv
 
-from rlvr_sim.metrics.textgame import format_accuracy_table, make_diff
+from rlvr_sim.metrics.textgame import make_diff
 
 
 def _changes(before: dict, after: dict) -> str:
@@ -20,20 +20,6 @@ def _changes(before: dict, after: dict) -> str:
     if diff["score"]:
         parts.append(f"score {diff['score']}")
     return "; ".join(parts) or "(no change)"
-
-
-def accuracy_table_text() -> str:
-    """The committed evaluation table (evaluations/results/textgame.json), or a note that there is none."""
-    from rlvr_sim.evaluations.textgame import load_results
-
-    results = load_results()
-    if results is None:
-        return "No evaluation results yet: run python evaluations/textgame.py\n"
-    lines = []
-    for data_name, block in results["datasets"].items():
-        lines.append(f"{data_name} ({block['n']} transitions): exact-match accuracy %")
-        lines.append(format_accuracy_table(block["rows"]))
-    return "\n".join(lines)
 
 
 def run_demo(steps: int = 5, seed: int = 0, game: str = "boil-water", checkpoint: str | None = None) -> str:
@@ -56,6 +42,4 @@ def run_demo(steps: int = 5, seed: int = 0, game: str = "boil-water", checkpoint
         if terminated or shadow["real_terminated"]:
             lines.append("  game over" + (" (world model)" if terminated else "") + (" (real)" if shadow["real_terminated"] else ""))
             break
-    lines.append("\nEmbedded text-game world models (python evaluations/textgame.py):")
-    lines.append(accuracy_table_text())
     return "\n".join(lines)

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from rlvr_sim.tasks.textgame import ASSETS_DIR
+from rlvr_sim.resources import asset_path
 
 REWARD_TYPES = ("binary", "task_specific")
 CARD_FILES = ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
@@ -64,7 +64,7 @@ def install(run_dir: Path, stats: dict | None) -> None:
     for name, title in (("sft", "Text-game world model: SFT"),
                         ("rlvr_binary", "Text-game world model: RLVR (GRPO, binary reward)"),
                         ("rlvr_task_specific", "Text-game world model: RLVR (GRPO, task-specific reward)")):
-        source, target = run_dir / f"textgame_{name}" / "final", ASSETS_DIR / f"textgame_{name}"
+        source, target = run_dir / f"textgame_{name}" / "final", asset_path(f"textgame_{name}")
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         for file in CARD_FILES:

@@ -21,9 +21,10 @@ from rlvr_sim.envs.textgame.games import GAMES, make_game
 
 from rlvr_sim.data.bytesized32 import TextGameTransition
 from rlvr_sim.metrics.textgame import compare_states, split_state
-from rlvr_sim.tasks.textgame import ASSETS_DIR, decode_answer, encode_prompt_text
+from rlvr_sim.resources import asset_path
+from rlvr_sim.tasks.textgame import decode_answer, encode_prompt_text
 
-DEFAULT_CHECKPOINT = ASSETS_DIR / "textgame_rlvr_task_specific"
+DEFAULT_CHECKPOINT = asset_path("textgame_rlvr_task_specific")
 MAX_OBSERVATION_CHARS = 8192
 PROMPT_FORMATS = ("ours", "source")
 

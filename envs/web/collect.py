@@ -3,8 +3,10 @@
 Agents: a scripted explorer that prefers elements whose names share words with the task objective
 (and types values taken from the objective into text fields), mixed with uniformly random actions
 (click, type, hover, scroll, go_back, goto a site page) and, with `--policy-prob`, samples of the MPC
-agent's own proposal policy (`HeuristicWebPolicy` at `--policy-temperature`), so that the world model
-also sees the pages and actions it will be asked about when it serves as the agent's lookahead. Each
+agent's own proposal policy (`--policy`, default `HeuristicWebPolicy`, at `--policy-temperature`), so that
+the world model also sees the pages and actions it will be asked about when it serves as the agent's
+lookahead. The collector imports no policy: `collect` takes one, and the command line loads the class
+named by `--policy` (module:Class), as `--task` does for tasks. Each
 step writes one WMA-style record (objective, action, tree before/after, URL path, previous actions,
 the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl` (split by episode,
 so test pages/action sequences are held out as whole episodes).
@@ -13,10 +15,12 @@ so test pages/action sequences are held out as whole episodes).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import time
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 from rlvr_sim.envs.web.browser_env import BrowserEnv
@@ -30,6 +34,24 @@ SITE_PATHS = ("/", "/products", "/products?page=2", "/products?page=3", "/orders
 TYPED_VALUES = ("9.00", "5.00", "0", "100", "tea", "mug", "Black Pen", "alan@turing.org", "25.00", "10", "abc")
 _CLICKABLE = ("link", "button", "checkbox", "searchbox", "textbox", "combobox")
 _TYPEABLE = ("textbox", "searchbox", "combobox")
+DEFAULT_POLICY = "rlvr_sim.policies.web_mpc:HeuristicWebPolicy"
+
+
+class ActionProposer(Protocol):
+    """What on-policy collection needs of an agent's policy (`policies.web_mpc.WebPolicy` has it)."""
+
+    def propose(self, objective: str, tree: str, url: str, history: list[str], n_samples: int,
+                rng: np.random.Generator) -> list[str]: ...
+
+
+def load_policy(spec: str, temperature: float) -> Any:
+    """The policy class named "package.module:Class", built with `temperature=`."""
+    module_name, _, cls_name = spec.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), cls_name)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ValueError(f"cannot load policy {spec!r} (expected package.module:Class): {err}") from err
+    return cls(temperature=temperature)
 
 
 def _elements(tree: str) -> list[tuple[str, str, str]]:
@@ -92,17 +114,17 @@ def scripted_action(objective: str, tree: str, rng: np.random.Generator) -> str:
 
 
 def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: float = 0.2, max_steps: int = 8,
-            scripted_prob: float = 0.5, policy_prob: float = 0.0, policy_temperature: float = 2.0) -> dict[str, int]:
+            scripted_prob: float = 0.5, policy_prob: float = 0.0,
+            policy: ActionProposer | None = None) -> dict[str, int]:
     """Run `episodes` episodes and write train.jsonl/test.jsonl under `out_dir`; returns counts.
 
-    Each step is the agent policy's sample with probability `policy_prob`; otherwise scripted with
-    probability `scripted_prob`, else random (with `policy_prob=0` the random stream, and so the data,
-    is the same as without the option)."""
+    Each step is `policy`'s sample with probability `policy_prob`; otherwise scripted with probability
+    `scripted_prob`, else random (with `policy_prob=0` the random stream, and so the data, is the same as
+    without the option)."""
     if not 0.0 <= policy_prob <= 1.0 or not 0.0 <= scripted_prob <= 1.0:
         raise ValueError(f"policy_prob and scripted_prob must be in [0, 1], got {policy_prob}, {scripted_prob}")
-    from rlvr_sim.policies.web_mpc import HeuristicWebPolicy
-
-    agent_policy = HeuristicWebPolicy(temperature=policy_temperature)
+    if policy_prob > 0 and policy is None:
+        raise ValueError("policy_prob > 0 needs a policy to sample from (e.g. load_policy(DEFAULT_POLICY, 2.0))")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -118,7 +140,7 @@ def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: fl
             for step in range(max_steps):
                 roll = rng.random()
                 if roll < policy_prob:
-                    action = agent_policy.propose(task.objective, tree, info["url"], previous, 1, rng)[0]
+                    action = policy.propose(task.objective, tree, info["url"], previous, 1, rng)[0]
                 elif (roll - policy_prob) / (1.0 - policy_prob) < scripted_prob:
                     action = scripted_action(task.objective, tree, rng)
                 else:
@@ -170,13 +192,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy-prob", type=float, default=0.0,
                         help="share of actions sampled from the MPC agent's proposal policy (on-policy data)")
     parser.add_argument("--policy-temperature", type=float, default=2.0, help="that policy's sampling temperature")
+    parser.add_argument("--policy", default=DEFAULT_POLICY, help="that policy's class, package.module:Class")
     parser.add_argument("--start-pages", help="also write every task's start page to this JSON file")
     args = parser.parse_args(argv)
     start = time.time()
     if args.start_pages:
         record_start_pages(args.start_pages)
+    policy = load_policy(args.policy, args.policy_temperature) if args.policy_prob > 0 else None
     counts = collect(args.out, args.episodes, args.seed, args.test_fraction, args.max_steps, args.scripted_prob,
-                     args.policy_prob, args.policy_temperature)
+                     args.policy_prob, policy)
     print(json.dumps({"out": str(args.out), **counts, "seconds": round(time.time() - start, 1)}))
     return 0
 

@@ -1,12 +1,12 @@
-"""One MPC web-agent episode in the real browser with the embedded web world model, plus the committed web
-tables of the embedded checkpoints (for the project's `demo` command)."""
+"""One MPC web-agent episode in the real browser with the embedded web world model (for the project's
+`demo` command, which adds the committed web tables)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+from rlvr_sim.resources import asset_path
 
 
 def episode_text(result: dict[str, Any], base_url: str, objective: str) -> str:
@@ -33,7 +33,7 @@ def run_episode_text(checkpoint: str | Path | None = None, task_id: int = 0, see
         run_episode,
     )
 
-    checkpoint = Path(checkpoint) if checkpoint is not None else ASSETS / "web_rlvr"
+    checkpoint = Path(checkpoint) if checkpoint is not None else asset_path("web_rlvr")
     world_model = LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=0.0))
     env = BrowserEnv(max_steps=max_steps)
     try:
@@ -46,8 +46,5 @@ def run_episode_text(checkpoint: str | Path | None = None, task_id: int = 0, see
 
 
 def run_demo(seed: int = 0, task_id: int = 0, checkpoint: str | Path | None = None) -> str:
-    """The `demo` section: one real-browser MPC episode, then the web tables of the embedded checkpoints."""
-    from rlvr_sim.evaluations.web import results_tables
-
-    trace, _ = run_episode_text(checkpoint, task_id=task_id, seed=seed)
-    return f"{trace}\n\n{results_tables()}"
+    """The `demo` section's episode: one real-browser MPC episode with the embedded world model."""
+    return run_episode_text(checkpoint, task_id=task_id, seed=seed)[0]

@@ -18,10 +18,11 @@ from rlvr_sim.envs.web.spaces import TextSpace
 from rlvr_sim.envs.web.tasks import WEB_TASKS, get_task
 from rlvr_sim.envs.web.tree import apply_changes, parse_changes
 
-ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
-START_PAGES = ASSETS_DIR / "web_start_pages.json"
-DEFAULT_CHECKPOINT = ASSETS_DIR / "web_rlvr"
-EMBEDDED_TOKENIZER_DIR = ASSETS_DIR / "web_tokenizer"
+from rlvr_sim.resources import asset_path
+
+START_PAGES = asset_path("web_start_pages.json")
+DEFAULT_CHECKPOINT = asset_path("web_rlvr")
+EMBEDDED_TOKENIZER_DIR = asset_path("web_tokenizer")
 MAX_TREE_CHARS = 20_000
 
 

@@ -14,13 +14,14 @@ from rlvr_sim.policies.textgame_agents import EpsilonTextGameAgent, RandomTextGa
 import rlvr_sim  # noqa: F401  (registers the env ids)
 from rlvr_sim.data.bytesized32 import load_bytesized32_jsonl
 from rlvr_sim.metrics.textgame import is_changed_transition
+from rlvr_sim.tasks.textgame import GAME_RULES
 
 
 def test_at_least_eight_games_with_rules_and_schema():
-    assert len(GAMES) >= 8
+    assert len(GAMES) >= 8 and set(GAME_RULES) == set(GAMES)
     for game_id in GAMES:
         game = make_game(game_id, seed=3)
-        assert game.task_description and game.object_rules and game.action_rules and game.score_rules
+        assert game.task_description and all(GAME_RULES[game_id])  # rules: objects, actions, score
         for obj in game.snapshot()["objects"]:
             assert set(obj) == {"name", "uuid", "type", "properties", "contains"}
         assert set(game.score_state()) == {"score", "gameOver", "gameWon"}

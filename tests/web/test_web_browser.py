@@ -103,7 +103,8 @@ def test_collector_policy_prob_takes_the_agents_own_proposals(tmp_path):
 
     from rlvr_sim.data.wma import load_wma
 
-    collect(tmp_path / "on", 2, seed=3, test_fraction=0.0, max_steps=2, policy_prob=1.0)
+    collect(tmp_path / "on", 2, seed=3, test_fraction=0.0, max_steps=2, policy_prob=1.0,
+            policy=HeuristicWebPolicy(temperature=2.0))
     for transition in load_wma(tmp_path / "on" / "train.jsonl"):
         proposals = HeuristicWebPolicy().candidates(transition.objective, transition.tree,
                                                     list(transition.previous_actions), transition.url)
@@ -113,6 +114,8 @@ def test_collector_policy_prob_takes_the_agents_own_proposals(tmp_path):
     assert (tmp_path / "a" / "train.jsonl").read_text() == (tmp_path / "b" / "train.jsonl").read_text()
     with pytest.raises(ValueError, match="policy_prob"):
         collect(tmp_path / "c", 1, policy_prob=1.5)
+    with pytest.raises(ValueError, match="needs a policy"):
+        collect(tmp_path / "d", 1, policy_prob=0.5)
 
 
 def test_demo_section_runs_a_learned_world_model_episode_and_prints_the_tables(tmp_path):

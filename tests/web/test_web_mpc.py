@@ -1,6 +1,7 @@
 """MPC agent mechanics with scripted parts (no browser): top-k by frequency, argmax of imagined value."""
 
 import numpy as np
+import pytest
 from rlvr_sim.policies.web_mpc import (
     HeuristicValueFunction,
     HeuristicWebPolicy,
@@ -65,3 +66,13 @@ def test_heuristic_parts_read_objectives_and_pages():
         value.score("Set the price of Blue Mug to 9.00", TREE, "click [20]", TREE, [])
     assert value.score("o", TREE, "stop [8.50]", TREE, []) == 5.0
     assert value.score("o", TREE, "not an action", TREE, []) == 1.0
+
+
+def test_collector_loads_the_default_proposal_policy_by_name():
+    """The web collector imports no policy: `--policy` names the class (default: the MPC agent's own)."""
+    from rlvr_sim.envs.web.collect import DEFAULT_POLICY, load_policy
+
+    policy = load_policy(DEFAULT_POLICY, 2.0)
+    assert isinstance(policy, HeuristicWebPolicy) and policy.temperature == 2.0
+    with pytest.raises(ValueError, match="package.module:Class"):
+        load_policy("no_such_module:Policy", 1.0)
