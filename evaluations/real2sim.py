@@ -1,20 +1,26 @@
 """Real2Sim policy evaluation: does a simulator rank policies the way the real world does?
 
-Reads per-policy success rates (real world and one or more simulators) from a result table and writes
-SIMPLER's metrics per task and averaged over tasks: Pearson correlation (higher is better) and MMRV, the
-mean maximum rank violation (lower is better). See `rlvr_sim.metrics.real2sim` for the definitions and
-the table layouts (CSV/TSV, markdown, JSON as simpler-env keeps its numbers).
+`--table`: read per-policy success rates (real world and one or more simulators) from a result table and
+write SIMPLER's metrics per task and averaged over tasks: Pearson correlation (higher is better) and
+MMRV, the mean maximum rank violation (lower is better). See `rlvr_sim.metrics.real2sim` for the
+definitions and table layouts (CSV/TSV, markdown, JSON as simpler-env keeps its numbers).
 
     python evaluations/real2sim.py --table results.csv --out-dir runs/real2sim
     python evaluations/real2sim.py --table paper_table.md --percent --out-dir runs/real2sim
 
-Or measure the rates by rolling policies out (PushT): each scripted policy, perceiving from pixels
-(`rlvr_sim.metrics.pusht_pixels`), plays episodes in gym-pusht (the "real" world; success = gym-pusht's
-own coverage > threshold at any step) and in the learned simulator started from the same first frame
-(success judged from its frames by pixel coverage). The same pixel judge applied to the real frames is
-reported as a third column, so judge error and simulator error can be told apart.
+`--rollout`: measure the rates on PushT. "Real" is gym-pusht; simulators are the hand-built MuJoCo
+PushT (`mujoco`) and learned video simulators (`learned:<checkpoint>`). Every policy x episode x
+simulator is one seeded task (Ray by default, `--no-ray` in-process: same numbers), every simulator
+starts from the same `NearGoalTask` start state (the learned one from gym-pusht's 64x64 frame of it),
+every policy sees frames only, and success is judged on frames by the same pixel judge everywhere
+(its agreement with gym-pusht's true state is reported). Success rates carry bootstrap 95% intervals
+over episodes, Pearson/MMRV per simulator bootstrap intervals over the (paired) episodes.
 
-    python evaluations/real2sim.py --rollout --episodes 8 --horizon 40 --out-dir runs/real2sim
+    python evaluations/real2sim.py --rollout
+    python evaluations/real2sim.py --rollout --sims real,mujoco,learned:assets/pusht_rlvr --episodes 20
+    python evaluations/real2sim.py --rollout --ray-address ray://head:10001   # a Ray cluster
+    python evaluations/real2sim.py --perturb-sweep                           # MuJoCo gaps vs ranking
+    python evaluations/real2sim.py --simpler PutCarrotOnPlateInScene-v1      # ManiSkill3, if installed
 """
 
 from __future__ import annotations
@@ -22,16 +28,37 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rlvr_sim.metrics.real2sim import TaskSuccessRates, load_success_table, real2sim_report, report_markdown
+from rlvr_sim.metrics.real2sim import (
+    TaskSuccessRates,
+    load_success_table,
+    mean_maximum_rank_violation,
+    pearson_correlation,
+    real2sim_report,
+    report_markdown,
+)
 
-DEFAULT_POLICIES = ("expert", "good", "mediocre", "poor", "jitter", "random")
+DEFAULT_POLICIES = ("expert", "good", "laggy", "mediocre", "poor", "bc", "random")
+DEFAULT_SIMS = "real,mujoco,learned:pusht_rlvr"
+DEFAULT_OUT = "evaluations/results/real2sim_pusht"
+MUJOCO_ID = "RLVRSim/PushT-MuJoCo-v0"
+# --perturb-sweep: for each gap of the MuJoCo sim to gym-pusht, the levels charted (the first is none).
+PERTURBATIONS: dict[str, list[Any]] = {
+    "friction": [0.0, 0.3, 1.0],
+    "damping": [0.0, 0.5, 0.9],
+    "block_mass": [1.0, 3.0, 10.0],
+    "colour_offset": [(0.0, 0.0, 0.0), (30.0, 30.0, 30.0), (60.0, 60.0, 60.0)],
+    "camera_offset": [(0.0, 0.0), (12.0, 0.0), (32.0, 0.0)],
+}
 
 
 def evaluate_table(table: str | Path, percent: bool = False, task: str | None = None) -> dict[str, Any]:
@@ -46,32 +73,126 @@ def evaluate_table(table: str | Path, percent: bool = False, task: str | None = 
     return report
 
 
-class PixelPushTPolicy:
-    """A scripted PushT policy that sees only frames: it acts on the state estimated from pixels, keeping
-    the last estimate of anything that is not visible (e.g. the agent hidden by a blurry prediction)."""
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One rollout task: everything that decides its outcome, so it replays the same wherever it runs."""
 
-    def __init__(self, skill: str, seed: int = 0) -> None:
-        from rlvr_sim.policies.pusht import PushTPolicy
+    sim: str  # "real", "mujoco" or "learned:<checkpoint>"
+    policy: str
+    episode: int
+    seed: int = 0
+    horizon: int = 48
+    perturb: tuple[tuple[str, Any], ...] = ()  # MuJoCo perturbation (field, value) pairs
+    task_overrides: tuple[tuple[str, Any], ...] = field(default=())
 
-        self.policy = PushTPolicy(skill, seed=seed)
-        self.last: dict[str, Any] = {
-            "pos_agent": np.array([256.0, 256.0]),
-            "block_pose": np.array([256.0, 256.0, 0.0]),
-        }
+    @property
+    def sim_name(self) -> str:
+        """The simulator's name in reports (perturbed MuJoCo sims carry their perturbation)."""
+        if not self.perturb:
+            return self.sim
+        return f"{self.sim}[" + ",".join(f"{k}={_fmt(v)}" for k, v in self.perturb) + "]"
 
-    def act(self, frame: np.ndarray) -> np.ndarray:
-        from rlvr_sim.metrics.pusht_pixels import estimate_state
 
+def _fmt(value: Any) -> str:
+    return "/".join(f"{v:g}" for v in value) if isinstance(value, tuple | list) else f"{value:g}"
+
+
+def _derived_seed(*parts: int | str) -> int:
+    """A 32-bit seed from the episode's identity (strings hashed with crc32: stable across processes)."""
+    numbers = [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
+    return int(np.random.SeedSequence(numbers).generate_state(1)[0])
+
+
+# Simulators live as long as their process (a Ray worker or this one), so a learned checkpoint loads once.
+_SIMULATORS: dict[tuple[str, tuple], Any] = {}
+
+
+def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 64) -> Any:
+    key = (sim, perturb)
+    if key not in _SIMULATORS:
+        import gymnasium as gym
+
+        if sim == "real":
+            from rlvr_sim.viewer.worlds import make_ground_truth
+
+            _SIMULATORS[key] = make_ground_truth(size, size)
+        elif sim == "mujoco":
+            import rlvr_sim  # noqa: F401  (registers the MuJoCo PushT id)
+
+            _SIMULATORS[key] = gym.make(MUJOCO_ID, observation_size=size, perturb=dict(perturb) or None)
+        elif sim.startswith("learned:"):
+            from rlvr_sim.viewer.worlds import make_world_model
+
+            _SIMULATORS[key] = make_world_model(checkpoint=sim.split(":", 1)[1] or None)
+        else:
+            raise ValueError(f"unknown simulator {sim!r}: use real, mujoco or learned:<checkpoint>")
+    return _SIMULATORS[key]
+
+
+def _start_frame(env: Any, state: np.ndarray, spec: EpisodeSpec, world_seed: int) -> tuple[np.ndarray, dict]:
+    """Reset `env` to the episode's start: physics sims to the state, learned sims to gym-pusht's frame of it."""
+    if not spec.sim.startswith("learned:"):
+        return env.reset(seed=world_seed, options={"reset_to_state": state})
+    real_frame, _ = _simulator("real").reset(options={"reset_to_state": state})
+    size = int(env.observation_space.shape[0])
+    if real_frame.shape[0] != size:
+        import cv2
+
+        real_frame = cv2.resize(real_frame, (size, size), interpolation=cv2.INTER_AREA)
+    return env.reset(seed=world_seed, options={"frame": real_frame})
+
+
+def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
+    """Roll one policy for one episode in one simulator; judged (pixel) and, where the sim knows it, true success."""
+    import torch
+    from rlvr_sim.policies.pusht import NearGoalTask, make_frame_policy
+
+    from rlvr_sim.metrics.pusht_pixels import estimate_state
+    from rlvr_sim.viewer.worlds import model_frame_skip, repeat_step
+
+    torch.set_num_threads(1)
+    task = NearGoalTask(**{"horizon": spec.horizon, **dict(spec.task_overrides)})
+    state = task.sample_start(np.random.default_rng([spec.seed, spec.episode]))
+    env = _simulator(spec.sim, spec.perturb)
+    learned = spec.sim.startswith("learned:")
+    if learned and model_frame_skip(env) != task.frame_skip:
+        raise ValueError(f"{spec.sim} steps {model_frame_skip(env)} env steps per frame; the task holds {task.frame_skip}")
+    policy = make_frame_policy(spec.policy, seed=_derived_seed(spec.seed, spec.episode, spec.policy))
+    frame, info = _start_frame(env, state, spec, _derived_seed(spec.seed, spec.episode, spec.policy, "world"))
+    estimate = estimate_state(frame)
+    result: dict[str, Any] = {"sim": spec.sim_name, "policy": spec.policy, "episode": spec.episode, "success": False,
+                              "success_step": None, "true_success": None}  # fmt: skip
+    judge_errors, agreement, uncertainty = [], [], []
+    for step in range(1, task.horizon + 1):
+        action = policy.act(frame, estimate)
+        frame, _, terminated, truncated, info = repeat_step(env, action, 1 if learned else task.frame_skip)
         estimate = estimate_state(frame)
-        for key, value in estimate.items():
-            if value is not None:
-                self.last[key] = value
-        return self.policy.act(self.last)
+        judged = task.success(estimate["block_pose"])
+        if "uncertainty" in info:
+            uncertainty.append(float(np.mean(info["uncertainty"])))
+        if "block_pose" in info:  # a physics sim: check the judge against the true state
+            true = task.success(info["block_pose"])
+            result["true_success"] = bool(result["true_success"]) or true
+            agreement.append(judged == true)
+            if estimate["block_pose"] is not None:
+                error = np.asarray(estimate["block_pose"]) - info["block_pose"]
+                judge_errors.append((float(np.linalg.norm(error[:2])), abs(float(np.degrees((error[2] + np.pi) % (2 * np.pi) - np.pi)))))
+        if judged and not result["success"]:
+            result["success"], result["success_step"] = True, step
+        if result["success"] or terminated or truncated:
+            break
+    result["steps"] = step
+    if judge_errors:
+        result["judge_position_error"], result["judge_angle_error_deg"] = (float(v) for v in np.mean(judge_errors, axis=0))
+        result["judge_frame_agreement"] = float(np.mean(agreement))
+    if uncertainty:
+        result["uncertainty"] = float(np.mean(uncertainty))
+    return result
 
 
 def _episode(
     env: Any,
-    policy: PixelPushTPolicy,
+    policy: Any,
     frame: np.ndarray,
     horizon: int,
     judge: Callable[[np.ndarray, dict], float],
@@ -93,14 +214,17 @@ def _episode(
 
 def measure_rollout_rates(
     make_world: Callable[[], Any],
-    policies: Sequence[str] = DEFAULT_POLICIES,
+    policies: Sequence[str] = ("expert", "good", "mediocre", "poor", "jitter", "random"),
     episodes: int = 8,
     horizon: int = 40,
     threshold: float = 0.95,
     seed: int = 0,
     frame_size: int = 64,
 ) -> dict[str, Any]:
-    """Per-policy success rates in gym-pusht ("real") and in the learned simulator from the same first frames."""
+    """The earlier coverage-threshold comparison (gym-pusht's default starts): per-policy best goal coverage
+    in gym-pusht and in one simulator from the same first frames (`run_rollouts` supersedes it)."""
+    from rlvr_sim.policies.pusht import PixelPushTPolicy
+
     from rlvr_sim.metrics.pusht_pixels import pixel_coverage
     from rlvr_sim.viewer.worlds import make_ground_truth, model_frame_skip
 
@@ -184,86 +308,351 @@ def write_rates_table(rates: dict[str, dict[str, float]], path: str | Path) -> P
 
 
 def write_report(report: dict[str, Any], out_dir: str | Path, name: str = "real2sim") -> tuple[Path, Path]:
-    """Write `<name>.json` and `<name>.md` into `out_dir`."""
+    """Write `<name>.json` and `<name>.md` (a `--table` report) into `out_dir`."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, markdown_path = out_dir / f"{name}.json", out_dir / f"{name}.md"
     json_path.write_text(json.dumps(report, indent=2) + "\n")
-    text = f"Real2Sim policy evaluation ({report['source']})\n\n" + report_markdown(report)
-    if "rollout" in report:
-        settings = report["rollout"]["settings"]
-        text += (
-            f"\nSuccess rates (goal coverage > {settings['threshold']} within {settings['horizon']} steps, "
-            f"{settings['episodes']} episodes per policy):\n\n| policy | real | world model | real, pixel judge |\n"
-            "|---|---:|---:|---:|\n"
-        )
-        for skill, rates in report["rollout"]["rates"].items():
-            text += f"| {skill} | {rates['real']:.2f} | {rates['world_model']:.2f} | {rates['real_pixel_judge']:.2f} |\n"
-    if "coverage" in report:
-        text += "\nThe same metrics on each policy's mean best goal coverage (continuous; ranks policies even when few succeed):\n\n"
-        text += report_markdown(report["coverage"])
-        for skill, real, model, judge in zip(
-            report["coverage"]["tasks"][0]["policies"],
-            report["coverage"]["tasks"][0]["real"],
-            report["coverage"]["tasks"][0]["sims"]["world_model"],
-            report["coverage"]["tasks"][0]["sims"]["real_pixel_judge"],
-        ):
-            text += f"\n- {skill}: real {real:.3f}, world model {model:.3f}, pixel judge on real frames {judge:.3f}"
-        text += "\n"
-    markdown_path.write_text(text)
+    markdown_path.write_text(f"Real2Sim policy evaluation ({report['source']})\n\n" + report_markdown(report))
     return json_path, markdown_path
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(
-        description="Real2Sim metrics (Pearson, MMRV) from a success-rate table."
-    )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--table", help="CSV/TSV, markdown or JSON table of success rates")
-    source.add_argument(
-        "--rollout", action="store_true", help="measure PushT rates: gym-pusht vs learned simulator"
-    )
-    parser.add_argument("--percent", action="store_true", help="numbers in the table are percentages")
-    parser.add_argument("--task", help="task name of a single-task table (default: the file name)")
-    parser.add_argument("--out-dir", default="runs/real2sim", help="where real2sim.json and real2sim.md go")
-    rollout = parser.add_argument_group("rollout")
-    rollout.add_argument(
-        "--env-id", default="RLVRWorld-Video-v0", help="the learned simulator's Gymnasium id"
-    )
-    rollout.add_argument("--checkpoint", help="video world-model checkpoint (default: the embedded one)")
-    rollout.add_argument(
-        "--policies", default=",".join(DEFAULT_POLICIES), help="comma-separated PushT skills"
-    )
-    rollout.add_argument("--episodes", type=int, default=8, help="episodes per policy")
-    rollout.add_argument("--horizon", type=int, default=40, help="steps per episode")
-    rollout.add_argument("--threshold", type=float, default=0.95, help="success: goal coverage above this")
-    rollout.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.rollout:
-        import torch
+def run_episodes(
+    specs: Sequence[EpisodeSpec], use_ray: bool = True, ray_address: str | None = None, num_cpus: int = 2,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Run every spec, as Ray tasks (a local instance with `num_cpus`, or the cluster at `ray_address`)
+    or in this process; results in the order of `specs` either way."""
+    from tqdm.auto import tqdm
 
-        from rlvr_sim.viewer.worlds import make_world_model
+    bar = tqdm(total=len(specs), desc="real2sim rollouts", unit="episode", disable=not progress)
+    if not use_ray:
+        results = []
+        for spec in specs:
+            results.append(run_episode(spec))
+            bar.update()
+        bar.close()
+        return results
+    import ray
 
-        torch.set_num_threads(1)
-        measured = measure_rollout_rates(
-            lambda: make_world_model(args.env_id, args.checkpoint),
-            policies=[p.strip() for p in args.policies.split(",") if p.strip()],
-            episodes=args.episodes,
-            horizon=args.horizon,
-            threshold=args.threshold,
-            seed=args.seed,
+    if not ray.is_initialized():
+        if ray_address:
+            ray.init(address=ray_address)
+        else:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning")
+    remote = ray.remote(num_cpus=1)(run_episode)
+    # longest first (learned sims), so the tail of the run is not one slow task
+    order = sorted(range(len(specs)), key=lambda i: not specs[i].sim.startswith("learned:"))
+    pending = {remote.remote(specs[i]): i for i in order}
+    results: list[dict[str, Any] | None] = [None] * len(specs)
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        for ref in done:
+            results[pending.pop(ref)] = ray.get(ref)
+            bar.update()
+    bar.close()
+    return [r for r in results if r is not None]
+
+
+def success_matrix(results: Sequence[dict[str, Any]], sims: Sequence[str], policies: Sequence[str]) -> np.ndarray:
+    """(sims, policies, episodes) 0/1 judged success, episodes in index order."""
+    episodes = sorted({r["episode"] for r in results})
+    column = {e: i for i, e in enumerate(episodes)}
+    matrix = np.full((len(sims), len(policies), len(episodes)), np.nan)
+    sim_index, policy_index = {s: i for i, s in enumerate(sims)}, {p: i for i, p in enumerate(policies)}
+    for r in results:
+        matrix[sim_index[r["sim"]], policy_index[r["policy"]], column[r["episode"]]] = float(r["success"])
+    if np.isnan(matrix).any():
+        raise ValueError("missing rollouts: every policy needs every episode in every simulator")
+    return matrix
+
+
+def _interval(samples: np.ndarray) -> list[float]:
+    return [float(np.percentile(samples, 2.5)), float(np.percentile(samples, 97.5))]
+
+
+def summarise(
+    results: Sequence[dict[str, Any]], sims: Sequence[str], policies: Sequence[str], boot: int = 2000, seed: int = 0
+) -> dict[str, Any]:
+    """Per-simulator success rates (bootstrap 95% intervals over episodes) and Pearson/MMRV against `real`
+    (intervals from resampling episodes jointly: every policy and simulator shares the start states)."""
+    if sims[0] != "real":
+        raise ValueError("the first simulator must be 'real', the reference the others are scored against")
+    success = success_matrix(results, sims, policies)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, success.shape[2], size=(boot, success.shape[2]))
+    boot_rates = success[:, :, draws].mean(axis=-1)  # (sims, policies, boot)
+    rates = {
+        sim: {p: {"rate": float(success[s, i].mean()), "ci95": _interval(boot_rates[s, i])} for i, p in enumerate(policies)}
+        for s, sim in enumerate(sims)
+    }
+    metrics = {}
+    for s, sim in enumerate(sims[1:], start=1):
+        real, simulated = success[0].mean(-1), success[s].mean(-1)
+        pearson = [pearson_correlation(boot_rates[s, :, b], boot_rates[0, :, b]) for b in range(boot)]
+        mmrv = [mean_maximum_rank_violation(boot_rates[s, :, b], boot_rates[0, :, b]) for b in range(boot)]
+        metrics[sim] = {
+            "pearson": pearson_correlation(simulated, real), "pearson_ci95": _interval(np.array(pearson)),
+            "mmrv": mean_maximum_rank_violation(simulated, real), "mmrv_ci95": _interval(np.array(mmrv)),
+        }  # fmt: skip
+    judge = {}
+    for sim in sims:
+        own = [r for r in results if r["sim"] == sim and r["true_success"] is not None]
+        if own:
+            judge[sim] = {
+                "episode_agreement": float(np.mean([r["success"] == r["true_success"] for r in own])),
+                "true_success_rate": float(np.mean([r["true_success"] for r in own])),
+                "judged_success_rate": float(np.mean([r["success"] for r in own])),
+                "frame_agreement": float(np.mean([r["judge_frame_agreement"] for r in own if "judge_frame_agreement" in r])),
+                "mean_position_error": float(np.mean([r["judge_position_error"] for r in own if "judge_position_error" in r])),
+                "mean_angle_error_deg": float(np.mean([r["judge_angle_error_deg"] for r in own if "judge_angle_error_deg" in r])),
+            }
+    uncertainty = {
+        sim: float(np.mean(values))
+        for sim in sims
+        if (values := [r["uncertainty"] for r in results if r["sim"] == sim and "uncertainty" in r])
+    }
+    return {"policies": list(policies), "sims": list(sims), "episodes": int(success.shape[2]), "rates": rates,
+            "metrics": metrics, "judge_vs_truth": judge, "uncertainty": uncertainty}  # fmt: skip
+
+
+def rollout_markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
+    """Success rates per policy x simulator, Pearson/MMRV per simulator and the judge's agreement, as markdown."""
+    sims = summary["sims"]
+    task = settings["task"]
+    lines = [
+        f"PushT near-goal task: block within {task['position_tol']:g} world units and {task['angle_tol_deg']:g} deg of "
+        f"the goal pose (pixel judge) within {task['horizon']} model steps of {task['frame_skip']} env steps; "
+        f"{summary['episodes']} episodes per policy and simulator, shared start states (seed {settings['seed']}). "
+        "Success rate [bootstrap 95% interval over episodes]:",
+        "",
+        "| policy | " + " | ".join(sims) + " |",
+        "|---|" + "---:|" * len(sims),
+    ]
+    for policy in summary["policies"]:
+        cells = [summary["rates"][s][policy] for s in sims]
+        lines.append(f"| {policy} | " + " | ".join(f"{c['rate']:.2f} [{c['ci95'][0]:.2f}, {c['ci95'][1]:.2f}]" for c in cells) + " |")
+    lines += ["", "| simulator vs real | Pearson (higher better) | MMRV (lower better) |", "|---|---:|---:|"]
+    for sim, m in summary["metrics"].items():
+        lines.append(
+            f"| {sim} | {m['pearson']:.3f} [{m['pearson_ci95'][0]:.3f}, {m['pearson_ci95'][1]:.3f}] "
+            f"| {m['mmrv']:.3f} [{m['mmrv_ci95'][0]:.3f}, {m['mmrv_ci95'][1]:.3f}] |"
         )
-        table = write_rates_table(measured["rates"], Path(args.out_dir) / "pusht_rollout_rates.csv")
-        report = evaluate_table(table, task="pusht")
-        report["rollout"] = measured
-        report["coverage"] = real2sim_report([coverage_table(measured)])
-    else:
-        report = evaluate_table(args.table, percent=args.percent, task=args.task)
-    json_path, markdown_path = write_report(report, args.out_dir)
-    print(markdown_path.read_text())
-    print(f"wrote {json_path} and {markdown_path}")
+    if summary["judge_vs_truth"]:
+        lines += ["", "Pixel judge vs the simulator's true state (same frames):", "",
+                  "| simulator | episode success agreement | true success rate | judged success rate | frame agreement "
+                  "| mean position error (world units) | mean angle error (deg) |", "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for sim, j in summary["judge_vs_truth"].items():
+            lines.append(
+                f"| {sim} | {j['episode_agreement']:.3f} | {j['true_success_rate']:.3f} | {j['judged_success_rate']:.3f} "
+                f"| {j['frame_agreement']:.4f} | {j['mean_position_error']:.2f} | {j['mean_angle_error_deg']:.2f} |"
+            )
+    if summary["uncertainty"]:
+        lines += ["", "Mean `info['uncertainty']`: " + ", ".join(f"{s} {u:.4f}" for s, u in summary["uncertainty"].items())]
+    lines += ["", f"Command: `{settings['command']}` ({settings['seconds']:.0f} s, {settings['backend']})", ""]
+    return "\n".join(lines)
+
+
+def plot_rollout(summary: dict[str, Any], path: str | Path) -> Path | None:
+    """Real vs simulated success, one point per policy (with 95% intervals), one panel per simulator."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed (pip install 'rlvr-sim[real2sim]'): no plot", file=sys.stderr)
+        return None
+    sims = summary["sims"][1:]
+    figure, axes = plt.subplots(1, len(sims), figsize=(4.2 * len(sims), 4.2), squeeze=False)
+    real = summary["rates"]["real"]
+    for axis, sim in zip(axes[0], sims):
+        for policy in summary["policies"]:
+            x, y = real[policy], summary["rates"][sim][policy]
+            axis.errorbar(x["rate"], y["rate"], xerr=[[x["rate"] - x["ci95"][0]], [x["ci95"][1] - x["rate"]]],
+                          yerr=[[y["rate"] - y["ci95"][0]], [y["ci95"][1] - y["rate"]]], fmt="o", capsize=3)  # fmt: skip
+            axis.annotate(policy, (x["rate"], y["rate"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        axis.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle="--")
+        m = summary["metrics"][sim]
+        axis.set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.05), xlabel="real (gym-pusht) success", ylabel=f"{sim} success")
+        axis.set_title(f"{sim}\nPearson {m['pearson']:.2f}, MMRV {m['mmrv']:.3f}", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return Path(path)
+
+
+def plot_sweep(sweep: dict[str, list[dict[str, Any]]], path: str | Path) -> Path | None:
+    """Pearson and MMRV of the MuJoCo sim vs real against each perturbation's level."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed (pip install 'rlvr-sim[real2sim]'): no plot", file=sys.stderr)
+        return None
+    figure, axes = plt.subplots(2, len(sweep), figsize=(3.2 * len(sweep), 5.6), squeeze=False)
+    for column, (kind, rows) in enumerate(sweep.items()):
+        levels = list(range(len(rows)))
+        for row, metric in enumerate(("pearson", "mmrv")):
+            axis = axes[row][column]
+            values = [r[metric] for r in rows]
+            low = [r[metric] - r[f"{metric}_ci95"][0] for r in rows]
+            high = [r[f"{metric}_ci95"][1] - r[metric] for r in rows]
+            axis.errorbar(levels, values, yerr=[low, high], fmt="o-", capsize=3)
+            axis.set_xticks(levels, [_fmt(r["level"]) for r in rows], fontsize=8)
+            axis.set(xlabel=kind, ylabel=metric)
+    figure.suptitle("MuJoCo PushT vs gym-pusht: ranking agreement as the gap grows", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return Path(path)
+
+
+def rollout_specs(sims: Sequence[str], policies: Sequence[str], episodes: int, seed: int, horizon: int,
+                  perturb: tuple[tuple[str, Any], ...] = ()) -> list[EpisodeSpec]:  # fmt: skip
+    """Every (simulator, policy, episode) task; `perturb` applies to the MuJoCo sim only."""
+    return [
+        EpisodeSpec(sim, policy, episode, seed, horizon, perturb if sim == "mujoco" else ())
+        for sim in sims
+        for policy in policies
+        for episode in range(episodes)
+    ]
+
+
+def _settings(args: argparse.Namespace, argv: Sequence[str] | None, seconds: float) -> dict[str, Any]:
+    from rlvr_sim.policies.pusht import NearGoalTask
+
+    return {
+        "task": asdict(NearGoalTask(horizon=args.horizon)),
+        "seed": args.seed,
+        "episodes": args.episodes,
+        "command": "python evaluations/real2sim.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "backend": "in-process" if args.no_ray else f"ray ({args.ray_address or f'local, {args.num_cpus} CPUs'})",
+        "seconds": seconds,
+    }
+
+
+def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
+    """`--rollout`: every policy x episode x simulator, then rates, metrics, table, plot."""
+    sims = [s.strip() for s in args.sims.split(",") if s.strip()]
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    start = time.perf_counter()
+    specs = rollout_specs(sims, policies, args.episodes, args.seed, args.horizon)
+    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet)
+    summary = summarise(results, sims, policies, seed=args.seed)
+    report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "episodes_detail": results}
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "real2sim_pusht.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "real2sim_pusht.md").write_text("# Real2Sim on PushT\n\n" + rollout_markdown(summary, report["settings"]))
+    plot_rollout(summary, out / "real2sim_pusht.png")
+    print((out / "real2sim_pusht.md").read_text())
+    print(f"wrote {out / 'real2sim_pusht.json'}, .md, .png")
     return report
 
 
+def perturb_sweep(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
+    """`--perturb-sweep`: Pearson/MMRV of the MuJoCo sim vs real as each of its gaps to gym-pusht grows."""
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    start = time.perf_counter()
+    configs = [()] + [((kind, level),) for kind, levels in PERTURBATIONS.items() for level in levels[1:]]
+    specs = rollout_specs(["real"], policies, args.episodes, args.seed, args.horizon)
+    for perturb in configs:
+        specs += rollout_specs(["mujoco"], policies, args.episodes, args.seed, args.horizon, perturb)
+    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet)
+    names = ["real"] + [EpisodeSpec("mujoco", "", 0, perturb=p).sim_name for p in configs]
+    summary = summarise(results, names, policies, seed=args.seed)
+    sweep = {
+        kind: [{"level": level, **summary["metrics"][EpisodeSpec("mujoco", "", 0, perturb=((kind, level),) if i else ()).sim_name]}
+               for i, level in enumerate(levels)]
+        for kind, levels in PERTURBATIONS.items()
+    }  # fmt: skip
+    report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "sweep": sweep}
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = ["# Real2Sim on PushT: MuJoCo perturbation sweep", "", rollout_markdown(summary, report["settings"]), "",
+             "| perturbation | level | Pearson | MMRV |", "|---|---:|---:|---:|"]  # fmt: skip
+    for kind, rows in sweep.items():
+        for r in rows:
+            lines.append(f"| {kind} | {_fmt(r['level'])} | {r['pearson']:.3f} [{r['pearson_ci95'][0]:.3f}, "
+                         f"{r['pearson_ci95'][1]:.3f}] | {r['mmrv']:.3f} [{r['mmrv_ci95'][0]:.3f}, {r['mmrv_ci95'][1]:.3f}] |")  # fmt: skip
+    (out / "perturb_sweep.json").write_text(json.dumps(report, indent=2, default=list) + "\n")
+    (out / "perturb_sweep.md").write_text("\n".join(lines) + "\n")
+    plot_sweep(sweep, out / "perturb_sweep.png")
+    print((out / "perturb_sweep.md").read_text())
+    return report
+
+
+def run_simpler(task: str, episodes: int = 2, seed: int = 0, max_steps: int = 60) -> dict[str, Any]:
+    """Roll a seeded random policy in a ManiSkill3 SIMPLER scene (e.g. PutCarrotOnPlateInScene-v1), to
+    show the scene runs here; a clear skip when ManiSkill3 (mani-skill, SAPIEN 3) is not importable."""
+    try:
+        import gymnasium as gym
+        import mani_skill.envs  # noqa: F401  (registers the ManiSkill3 / SIMPLER ids)
+    except ImportError as error:
+        message = (f"SIMPLER skipped: ManiSkill3 is not importable here ({error}). Install `mani-skill` "
+                   "(SAPIEN 3, a Vulkan driver) to run its Bridge/WidowX scenes; see docs/real2sim.md.")  # fmt: skip
+        print(message)
+        return {"skipped": message, "task": task}
+    env = gym.make(task, obs_mode="rgb", num_envs=1)
+    rng = np.random.default_rng(seed)
+    successes = []
+    try:
+        for episode in range(episodes):
+            env.reset(seed=seed + episode)
+            success = False
+            for _ in range(max_steps):
+                action = rng.uniform(env.action_space.low, env.action_space.high).astype(np.float32)
+                _, _, terminated, truncated, info = env.step(action)
+                success = success or bool(np.asarray(info.get("success", False)).any())
+                if np.asarray(terminated).any() or np.asarray(truncated).any():
+                    break
+            successes.append(success)
+    finally:
+        env.close()
+    result = {"task": task, "policy": "random", "episodes": episodes, "success_rate": float(np.mean(successes))}
+    print(json.dumps(result))
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description="Real2Sim: Pearson/MMRV from a table, or measured PushT rollouts.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--table", help="CSV/TSV, markdown or JSON table of success rates")
+    source.add_argument("--rollout", action="store_true", help="measure PushT rates: real vs simulators")
+    source.add_argument("--perturb-sweep", action="store_true", help="MuJoCo sim vs real as its gaps grow")
+    source.add_argument("--simpler", metavar="TASK", help="a ManiSkill3 SIMPLER task id (skips if not installed)")
+    parser.add_argument("--percent", action="store_true", help="numbers in the table are percentages")
+    parser.add_argument("--task", help="task name of a single-task table (default: the file name)")
+    parser.add_argument("--out-dir", help=f"output folder (default: runs/real2sim for --table, {DEFAULT_OUT} otherwise)")
+    rollout_args = parser.add_argument_group("rollout")
+    rollout_args.add_argument("--sims", default=DEFAULT_SIMS, help="comma-separated: real (first), mujoco, learned:<checkpoint>")
+    rollout_args.add_argument("--policies", default=",".join(DEFAULT_POLICIES), help="comma-separated PushT policies")
+    rollout_args.add_argument("--episodes", type=int, default=20, help="episodes per policy and simulator")
+    rollout_args.add_argument("--horizon", type=int, default=48, help="model steps per episode (4 env steps each)")
+    rollout_args.add_argument("--seed", type=int, default=0)
+    rollout_args.add_argument("--no-ray", action="store_true", help="run every episode in this process")
+    rollout_args.add_argument("--ray-address", help="a running Ray cluster (default: start a local instance)")
+    rollout_args.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance")
+    rollout_args.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.simpler:
+        return run_simpler(args.simpler, seed=args.seed)
+    if args.table:
+        report = evaluate_table(args.table, percent=args.percent, task=args.task)
+        json_path, markdown_path = write_report(report, args.out_dir or "runs/real2sim")
+        print(markdown_path.read_text())
+        print(f"wrote {json_path} and {markdown_path}")
+        return report
+    args.out_dir = args.out_dir or DEFAULT_OUT
+    return rollout(args, argv) if args.rollout else perturb_sweep(args, argv)
+
+
 if __name__ == "__main__":
-    main()
+    # Run as the installed module, so Ray pickles `run_episode` by reference and workers import it (with
+    # its per-process simulator cache) instead of receiving a copy of this script's globals.
+    from rlvr_sim.evaluations.real2sim import main as package_main
+
+    package_main()
