@@ -107,7 +107,7 @@ def parse_action(text: str) -> WebAction:
             raise ActionParseError(f"scroll direction must be up or down; got {arg!r}")
         return WebAction("scroll", text=direction)
     if kind == "tab_focus":
-        if not arg.strip().isdigit():
+        if not arg.strip().isdecimal():  # isdigit() would pass '²', which int() refuses
             raise ActionParseError(f"tab_focus needs a tab index; got {arg!r}")
         return WebAction("tab_focus", tab_index=int(arg))
     if kind in ("goto", "press") and not arg.strip():
