@@ -538,6 +538,8 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
     """`--rollout`: every policy x episode x simulator, then rates, metrics, table, plot."""
     sims = [s.strip() for s in args.sims.split(",") if s.strip()]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    if len(set(sims)) != len(sims) or len(set(policies)) != len(policies):
+        raise SystemExit("--sims and --policies must not repeat a name")
     start = time.perf_counter()
     specs = rollout_specs(sims, policies, args.episodes, args.seed, args.horizon)
     results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet)
