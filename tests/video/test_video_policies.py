@@ -28,3 +28,45 @@ def test_expert_aims_behind_the_block_and_noise_grades_skill():
 def test_unknown_skill_is_rejected():
     with pytest.raises(ValueError, match="unknown PushT skill"):
         PushTPolicy("wizard")
+
+
+def test_near_goal_task_starts_are_seeded_and_in_range():
+    from rlvr_sim.policies.pusht import GOAL_POSE, NearGoalTask
+
+    task = NearGoalTask()
+    starts = [task.sample_start(np.random.default_rng([0, e])) for e in range(50)]
+    assert np.array_equal(starts[3], task.sample_start(np.random.default_rng([0, 3])))
+    for start in starts:
+        distance, angle = task.pose_error(start[2:])
+        assert 30.0 <= distance <= 90.0 and 20.0 - 1e-6 <= angle <= 70.0 + 1e-6
+        assert not task.success(start[2:])
+    assert task.success(GOAL_POSE + np.array([3.0, -3.0, np.radians(2.0)]))
+    assert not task.success(None)
+
+
+def test_delayed_skill_acts_on_a_stale_state():
+    laggy, expert = PushTPolicy("laggy", seed=0), PushTPolicy("expert", seed=0)
+    moved = dict(INFO, block_pose=INFO["block_pose"] + np.array([40.0, 0.0, 0.0]))
+    for info in (INFO, moved):
+        late = laggy.act(info)
+    assert np.array_equal(late, PushTPolicy("expert", seed=0).act(INFO))
+    assert not np.array_equal(late, expert.act(moved))
+
+
+def test_expert_solves_near_goal_starts_in_gym_pusht():
+    gym = pytest.importorskip("gymnasium")
+    pytest.importorskip("gym_pusht")
+    from rlvr_sim.policies.pusht import NearGoalTask
+
+    task, env, solved = NearGoalTask(), gym.make("gym_pusht/PushT-v0", obs_type="state"), []
+    for episode in range(4):
+        _, info = env.reset(options={"reset_to_state": task.sample_start(np.random.default_rng([9, episode]))})
+        policy = PushTPolicy("expert", seed=episode)
+        for _ in range(task.horizon):
+            action = policy.act(info)
+            for _ in range(task.frame_skip):
+                _, _, _, _, info = env.step(action)
+            if task.success(info["block_pose"]):
+                break
+        solved.append(task.success(info["block_pose"]))
+    assert sum(solved) >= 3
