@@ -59,7 +59,7 @@ class PushTPerturbation:
 
     friction: float = 0.0  # Coulomb coefficient of agent-T and T-wall contacts (gym-pusht: 0, frictionless)
     damping: float = 0.0  # fraction of the T's velocity kept per second (pymunk space damping; 0 = stops at once)
-    block_mass: float = 1.0  # the T's mass; its moment stays 3000, so this shifts pushes between slide and turn
+    block_mass: float = TEE_MASS  # the T's mass; its moment stays 3000, so this shifts pushes between slide and turn
     colour_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)  # added to every material's RGB (0-255)
     camera_offset: tuple[float, float] = (0.0, 0.0)  # camera shift in world units (512 = frame width)
 
