@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 IMAGE_KEY, ACTION_KEY = "image", "action"
+# signed, unsigned, float: numpy counts complex and timedelta as numbers too, but neither is a pixel or an action
+_REAL_KINDS = "iuf"
 
 
 class EpisodeFormatError(ValueError):
@@ -56,9 +58,11 @@ def _as_rgb_uint8(images: np.ndarray, where: str) -> np.ndarray:
         raise EpisodeFormatError(f"{where}: `image` must have shape (T, H, W, 3), got {images.shape}")
     if images.shape[0] < 2:
         raise EpisodeFormatError(f"{where}: an episode needs at least 2 frames, got {images.shape[0]}")
+    if images.shape[1] == 0 or images.shape[2] == 0:
+        raise EpisodeFormatError(f"{where}: frames have no pixels (shape {images.shape})")
     if images.dtype != np.uint8:
-        if not np.issubdtype(images.dtype, np.number):
-            raise EpisodeFormatError(f"{where}: `image` must be numeric, got dtype {images.dtype}")
+        if images.dtype.kind not in _REAL_KINDS:
+            raise EpisodeFormatError(f"{where}: `image` must hold integers or floats, got dtype {images.dtype}")
         if not np.isfinite(images).all():
             raise EpisodeFormatError(f"{where}: `image` contains NaN or inf")
         scale = 255.0 if images.max() <= 1.0 else 1.0  # floats in [0, 1], or in [0, 255]
@@ -73,8 +77,8 @@ def _as_actions(actions: np.ndarray, num_frames: int, where: str) -> np.ndarray:
         actions = actions[:, None]
     if actions.ndim != 2 or actions.shape[1] == 0:
         raise EpisodeFormatError(f"{where}: `action` must have shape (T, A), got {actions.shape}")
-    if not np.issubdtype(actions.dtype, np.number):
-        raise EpisodeFormatError(f"{where}: `action` must be numeric, got dtype {actions.dtype}")
+    if actions.dtype.kind not in _REAL_KINDS:
+        raise EpisodeFormatError(f"{where}: `action` must hold integers or floats, got dtype {actions.dtype}")
     if actions.shape[0] not in (num_frames, num_frames - 1):
         raise EpisodeFormatError(
             f"{where}: `action` has {actions.shape[0]} rows but `image` has {num_frames} frames "
@@ -95,7 +99,10 @@ def load_episode(
     if frame_skip < 1:
         raise ValueError(f"frame_skip must be >= 1, got {frame_skip}")
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):  # a bare .npy array under an .npz name
+            raise EpisodeFormatError(f"{path}: a single array, not an .npz archive of {image_key!r} and {action_key!r}")
+        with data:
             keys = list(data.keys())
             for key in (image_key, action_key):
                 if key not in keys:
