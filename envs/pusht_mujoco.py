@@ -333,8 +333,8 @@ class MuJoCoPushTEnv(gym.Env):
         self._dt = float(self.model.opt.timestep)
         self._substeps = SIM_HZ // CONTROL_HZ
         self._block_keep = self.perturb.damping**self._dt  # pymunk: v *= damping ** dt every step
-        self._agent_qpos = self._joint_address("agent_x"), self._joint_address("agent_y")
-        self._agent_dof = self._dof_address("agent_x"), self._dof_address("agent_y")
+        self._agent_qpos = [self._joint_address(n) for n in ("agent_x", "agent_y")]
+        self._agent_dof = [self._dof_address(n) for n in ("agent_x", "agent_y")]
         self._block_qpos = [self._joint_address(n) for n in ("block_x", "block_y", "block_angle")]
         self._block_dof = [self._dof_address(n) for n in ("block_x", "block_y", "block_angle")]
         self._renderers: dict[int, mujoco.Renderer] = {}
@@ -363,13 +363,13 @@ class MuJoCoPushTEnv(gym.Env):
         """
         acceleration = K_P * (target - self._agent_pos) - K_V * self._agent_vel
         self._agent_vel = self._agent_vel + acceleration * self._dt
-        self.data.qpos[list(self._agent_qpos)] = self._agent_pos
-        self.data.qvel[list(self._agent_dof)] = self._agent_vel
+        self.data.qpos[self._agent_qpos] = self._agent_pos
+        self.data.qvel[self._agent_dof] = self._agent_vel
         self.data.qvel[self._block_dof] *= self._block_keep
         mujoco.mj_step(self.model, self.data)
         self._agent_pos = self._agent_pos + self._agent_vel * self._dt
-        self.data.qpos[list(self._agent_qpos)] = self._agent_pos
-        self.data.qvel[list(self._agent_dof)] = self._agent_vel
+        self.data.qpos[self._agent_qpos] = self._agent_pos
+        self.data.qvel[self._agent_dof] = self._agent_vel
 
     def _info(self) -> dict[str, Any]:
         coverage = goal_coverage(self.block_pose)
