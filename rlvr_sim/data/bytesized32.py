@@ -65,6 +65,10 @@ def record_to_transition(record: dict, kind: str = "full", where: str = "record"
             raise TextGameDataError(f"{where}: {key} must be an object with {list(STATE_KEYS)}")
         if not isinstance(state["objects"], list) or not all(isinstance(o, dict) and "uuid" in o for o in state["objects"]):
             raise TextGameDataError(f"{where}: {key}.objects must be a list of objects with a uuid")
+    if kind == "full":
+        for key in ("current_score_state", "next_score_state"):
+            if not isinstance(record[key], dict):
+                raise TextGameDataError(f"{where}: {key} must be an object, got {type(record[key]).__name__}")
     before, after = {"full": ("current_state", "tick_state"), "action": ("current_state", "action_state"),
                      "tick": ("action_state", "tick_state")}[kind]
     with_score = kind == "full"
@@ -82,14 +86,18 @@ def record_to_transition(record: dict, kind: str = "full", where: str = "record"
 def read_jsonl(path: str | Path) -> list[dict]:
     """Rows of a jsonl file; a bad line is reported with its number."""
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError as exc:
-                raise TextGameDataError(f"{path}:{number}: not valid JSON ({exc})") from exc
+    number = 0
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except (ValueError, RecursionError) as exc:
+                    raise TextGameDataError(f"{path}:{number}: not valid JSON ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise TextGameDataError(f"{path}:{number + 1}: not UTF-8 text ({exc})") from exc
     return rows
 
 
@@ -112,13 +120,13 @@ _TASK_RE = re.compile(r"Here is the game that you need to simulate:\s*Task Descr
 
 
 def _json_field(value: Any, name: str, where: str) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        value = value.decode("utf-8")
-    if isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, (bytes, bytearray)):
+            value = value.decode("utf-8")
+        if isinstance(value, str):
             return json.loads(value)
-        except ValueError as exc:
-            raise TextGameDataError(f"{where}: {name} is not JSON ({exc})") from exc
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise TextGameDataError(f"{where}: {name} is not UTF-8 JSON ({exc})") from exc
     return value
 
 
@@ -143,6 +151,11 @@ def _prompt_text(prompt: Any, where: str) -> str:
 
 def row_to_transition(row: dict, where: str = "row") -> TextGameTransition:
     """One RLVR-World parquet row (as a dict of its columns) as a transition."""
+    if not isinstance(row, dict):
+        raise TextGameDataError(f"{where}: expected a row of columns, got {type(row).__name__}")
+    for column in ("reward_model", "extra_info"):
+        if row.get(column) is not None and not isinstance(row[column], dict):
+            raise TextGameDataError(f"{where}: {column} must be a struct, got {type(row[column]).__name__}")
     for key, sub in (("prompt", None), ("reward_model", "ground_truth"), ("extra_info", "data_state"),
                      ("extra_info", "data_action")):
         if key not in row or row[key] is None or (sub is not None and sub not in row[key]):
