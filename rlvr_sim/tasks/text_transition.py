@@ -39,7 +39,7 @@ class TextTransitionTask:
 
     name: str
     tokenizer_asset: str  # the embedded tokenizer's asset name, used when no tokenizer is given
-    worst_reward = 0.0  # both text rewards (exact-match scores, item-change F1) lie in [0, 1]
+    worst_reward = 0.0  # the lowest of both rewards (text game: 0 to 1.3, web item-change F1: 0 to 1)
 
     def __init__(self, tokenizer: Any, data_dir: str | Path | list[str | Path], max_prompt_tokens: int,
                  max_new_tokens: int, vocab_size: int, temperature: float) -> None:

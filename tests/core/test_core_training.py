@@ -103,6 +103,10 @@ class RaisingRewardTask(AdditionTask):
         raise KeyError("scorer broke")
 
 
+class NegativeRaisingRewardTask(RaisingRewardTask):
+    worst_reward = -2.0  # as the video task's -(MAE + LPIPS), whose best value is 0.0
+
+
 class NaNRewardTask(AdditionTask):
     def reward(self, prompts, completions, metadata):
         return [float("nan")] * len(completions)
@@ -118,6 +122,19 @@ def test_raising_reward_falls_back_with_warning_and_counter(addition_sft, tmp_pa
     assert summary["reward_errors"] == 2
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["reward_errors"] for r in rows if "reward_errors" in r][:2] == [1, 2]
+
+
+def test_raising_reward_scores_the_task_worst_reward_not_zero(tmp_path):
+    """A failing reward must never be rewarded: for a negative-error reward 0.0 would be the best score."""
+    config = load_config(None, [], task=f"{__name__}:NegativeRaisingRewardTask", task_args={"digits": 1},
+                         model={"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64,
+                                "num_hidden_layers": 1, "num_attention_heads": 2, "max_positions": 16},
+                         steps=1, batch_size=2, micro_batch_size=2, group_size=2, eval_examples=0,
+                         output_dir=str(tmp_path), progress=False)
+    trainer = Trainer(config, "grpo")
+    with pytest.warns(UserWarning, match="worst reward -2.0"):
+        assert trainer.safe_reward([[1]] * 3, [[2]] * 3, [{}] * 3) == [-2.0] * 3
+    assert trainer.reward_errors == 1
 
 
 def test_nan_reward_is_a_clear_error(addition_sft, tmp_path):
