@@ -63,19 +63,27 @@ def _gold_from(record: dict[str, Any], where: str) -> str:
                        "new_items/deleted_items/updated_items)")
 
 
-def _previous(value: Any) -> list[str]:
+def _previous(value: Any, where: str) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
         return [value]
+    if not isinstance(value, (list, tuple)):
+        raise WebDataError(f"{where}: previous_actions must be a list of actions, got {type(value).__name__}")
     return [str(v) for v in value]
 
 
 def _int_or_none(value: Any) -> int | None:
     try:
         return int(value) if value is not None else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float
         return None
+
+
+def _next_tree(value: Any, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise WebDataError(f"{where}: next_state_acctree must be text, got {type(value).__name__}")
+    return value
 
 
 def transition_from_wma(record: dict[str, Any], where: str = "record") -> WebTransition:
@@ -88,7 +96,8 @@ def transition_from_wma(record: dict[str, Any], where: str = "record") -> WebTra
     return WebTransition(
         objective=record["objective"], action=record["current_action"], tree=record["observation"],
         gold=_gold_from(record, where), url=str(record.get("url", "")),
-        next_tree=record.get("next_state_acctree"), previous_actions=_previous(record.get("previous_actions")),
+        next_tree=_next_tree(record.get("next_state_acctree"), where),
+        previous_actions=_previous(record.get("previous_actions"), where),
         task_id=_int_or_none(record.get("task_id")), step_idx=_int_or_none(record.get("step_idx")),
     )
 
@@ -96,7 +105,10 @@ def transition_from_wma(record: dict[str, Any], where: str = "record") -> WebTra
 def load_wma(path: str | Path) -> list[WebTransition]:
     """WMA transitions from a .json file (a list of records) or .jsonl (one record a line)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise WebDataError(f"{path}: not UTF-8 text ({exc})") from exc
     try:
         if path.suffix == ".jsonl":
             records = [(f"{path}:{i + 1}", json.loads(line)) for i, line in enumerate(text.splitlines()) if line.strip()]
@@ -105,7 +117,7 @@ def load_wma(path: str | Path) -> list[WebTransition]:
             if not isinstance(data, list):
                 raise WebDataError(f"{path}: expected a JSON list of transitions, got {type(data).__name__}")
             records = [(f"{path}[{i}]", r) for i, r in enumerate(data)]
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise WebDataError(f"{path}: not valid JSON ({exc})") from exc
     return [transition_from_wma(record, where) for where, record in records]
 
@@ -140,6 +152,8 @@ def _prompt_text(row: dict[str, Any]) -> str | None:
 
 def transition_from_parquet_row(row: dict[str, Any], where: str = "row") -> WebTransition:
     """One RLVR-World web parquet row (see module doc); raises WebDataError if it lacks a field."""
+    if not isinstance(row, dict):
+        raise WebDataError(f"{where}: expected a row of columns, got {type(row).__name__}")
     prompt = _prompt_text(row)
     fields = parse_official_prompt(prompt) if prompt else {}
 
@@ -154,8 +168,8 @@ def transition_from_parquet_row(row: dict[str, Any], where: str = "row") -> WebT
             raise WebDataError(f"{where}: no {name!r} column and none found in the prompt text")
     return WebTransition(
         objective=objective, action=action, tree=tree, gold=_gold_from(row, where),
-        url=pick("url", "URL") or "", next_tree=row.get("next_state_acctree"),
-        previous_actions=_previous(row.get("previous_actions")), task_id=_int_or_none(row.get("task_id")),
+        url=pick("url", "URL") or "", next_tree=_next_tree(row.get("next_state_acctree"), where),
+        previous_actions=_previous(row.get("previous_actions"), where), task_id=_int_or_none(row.get("task_id")),
         step_idx=_int_or_none(row.get("step_idx")), source_prompt=prompt,
     )
 
