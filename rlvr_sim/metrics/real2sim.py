@@ -217,7 +217,10 @@ def _parse_rate(value: Any, where: str, percent: bool) -> float:
         except ValueError:
             raise ValueError(f"{where}: cannot read success rate {value!r}") from None
     elif isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            raise ValueError(f"{where}: success rate {value} is out of range") from None
     else:
         raise ValueError(f"{where}: success rate must be a number, got {type(value).__name__}")
     if not math.isfinite(number):
@@ -297,6 +300,11 @@ def _find_column(header: Sequence[str], names: Iterable[str]) -> int | None:
     return None
 
 
+def _cell(row: Sequence[Any], index: int) -> str:
+    """A name cell (task, policy, source) as text; a short row's missing cell is empty."""
+    return str(row[index]).strip() if index < len(row) else ""
+
+
 def _add_rows(collector: _Collector, header: list[str], rows: list[list[str]], default_task: str) -> None:
     """One table of cells. Long layout: a policy column, a 'real' column and one column per simulator.
     Wide layout (SIMPLER paper style): one row per evaluation ('Real', 'SIMPLER', ...), one column per policy.
@@ -311,14 +319,14 @@ def _add_rows(collector: _Collector, header: list[str], rows: list[list[str]], d
                 f"{collector.origin}: table has a policy column but no 'real' column (header {header})"
             )
         for row in rows:
-            task = row[task_col].strip() if task_col is not None else default_task
+            task = _cell(row, task_col) if task_col is not None else default_task
             for i in value_cols:
                 value = row[i] if i < len(row) else ""
-                collector.add(task, header[i], row[policy_col], value, percent=_is_percent_header(header[i]))
+                collector.add(task, header[i], _cell(row, policy_col), value, percent=_is_percent_header(header[i]))
         return
-    source_col = next(i for i in range(len(header)) if i != task_col)
+    source_col = next((i for i in range(len(header)) if i != task_col), None)
     policy_cols = [i for i in range(len(header)) if i not in (task_col, source_col)]
-    if not policy_cols:
+    if source_col is None or not policy_cols:
         raise ValueError(f"{collector.origin}: cannot tell policies from header {header}")
     if not any(_is_real(row[source_col]) for row in rows if len(row) > source_col):
         raise ValueError(
@@ -326,15 +334,18 @@ def _add_rows(collector: _Collector, header: list[str], rows: list[list[str]], d
             f"cannot read header {header}"
         )
     for row in rows:
-        task = row[task_col].strip() if task_col is not None else default_task
+        task = _cell(row, task_col) if task_col is not None else default_task
         for i in policy_cols:
-            collector.add(task, row[source_col], header[i], row[i] if i < len(row) else "")
+            collector.add(task, _cell(row, source_col), header[i], row[i] if i < len(row) else "")
 
 
 def _parse_csv(text: str, collector: _Collector, default_task: str, delimiter: str) -> None:
-    records = [
-        row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)
-    ]
+    try:
+        records = [
+            row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)
+        ]
+    except csv.Error as error:
+        raise ValueError(f"{collector.origin}: not a readable table ({error})") from None
     if not records:
         raise ValueError(f"{collector.origin}: empty table")
     _add_rows(collector, records[0], records[1:], default_task)
@@ -387,9 +398,26 @@ def _add_source_mapping(collector: _Collector, source: str, mapping: Any, defaul
             collector.add(default_task, source, policy, value)
 
 
+def _holds_rates(value: Any) -> bool:
+    """Whether a JSON entry holds any success rate (a number or a numeric string, possibly nested in
+    per-task dicts). Entries that hold none are metadata, such as simpler-env's ckpt aliases, a
+    description or a trial count, and are ignored."""
+    if isinstance(value, Mapping):
+        return any(_holds_rates(v) for v in value.values())
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, str):
+        value = value.strip().strip("*`").strip().rstrip("%").strip()
+    try:
+        return isinstance(value, int | float | str) and math.isfinite(float(value))
+    except (ValueError, OverflowError):
+        return False
+
+
 def _parse_json(data: Any, collector: _Collector, default_task: str) -> None:
     """Records [{policy, real, <sim>...}], {source: {policy: rate}} / {source: {task: {policy: rate}}}
-    (simpler-env's REAL_PERF / SIMPLER_PERF), or {task: {source: {policy: rate}}}."""
+    (simpler-env's REAL_PERF / SIMPLER_PERF), or {task: {source: {policy: rate}}}. In the two mapping
+    layouts a top-level (or per-task) entry that is not a mapping holding rates is metadata and skipped."""
     if isinstance(data, list):
         if not data or not all(isinstance(r, Mapping) for r in data):
             raise ValueError(f"{collector.origin}: a JSON list must hold one object per policy")
@@ -401,16 +429,20 @@ def _parse_json(data: Any, collector: _Collector, default_task: str) -> None:
         raise ValueError(f"{collector.origin}: unsupported JSON layout ({type(data).__name__})")
     if any(_is_real(key) for key in data):
         for source, mapping in data.items():
-            _add_source_mapping(collector, source, mapping, default_task)
+            if _is_real(source) or (isinstance(mapping, Mapping) and _holds_rates(mapping)):
+                _add_source_mapping(collector, source, mapping, default_task)
         return
     for task, sources in data.items():
-        if not isinstance(sources, Mapping) or not any(_is_real(key) for key in sources):
+        if not (isinstance(sources, Mapping) and _holds_rates(sources)):
+            continue
+        if not any(_is_real(key) for key in sources):
             raise ValueError(
                 f"{collector.origin}: no 'real' entry: expected {{'real': ..., '<sim>': ...}} at the top level "
                 f"or under each task (task {task!r})"
             )
         for source, mapping in sources.items():
-            _add_source_mapping(collector, source, mapping, str(task))
+            if _is_real(source) or (isinstance(mapping, Mapping) and _holds_rates(mapping)):
+                _add_source_mapping(collector, source, mapping, str(task))
 
 
 def load_success_table(
@@ -421,20 +453,24 @@ def load_success_table(
     Layouts: long (one row per policy: `policy`, `real`, one column per simulator, optional `task`),
     wide (one row per evaluation named e.g. 'Real' / 'SIMPLER', one column per policy), markdown pipe
     tables of either layout (a heading names the task), and JSON as simpler-env keeps its numbers
-    ({"real": {task: {policy: rate}}, "<sim>": ...}). Rates are fractions; '85%' cells or
+    ({"real": {task: {policy: rate}}, "<sim>": ...}; keys that hold no rate, such as metadata beside
+    REAL_PERF / SIMPLER_PERF, are skipped). Rates are fractions; '85%' cells or
     `percent=True` read percentages. `task` names the task of single-task tables (default: file stem).
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"success table not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error})") from None
     collector = _Collector(percent=percent, origin=str(path))
     default_task = task or path.stem
     suffix = path.suffix.lower()
     if suffix == ".json":
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as error:
+        except (json.JSONDecodeError, RecursionError) as error:
             raise ValueError(f"{path}: invalid JSON ({error})") from None
         _parse_json(data, collector, default_task)
     elif suffix in (".md", ".markdown"):
