@@ -59,10 +59,14 @@ class RunConfig:
         return [f.name for f in dataclasses.fields(self)]
 
 
+# YAML's resolvers raise plain ValueErrors too (a date such as 2024-13-45 matches the timestamp pattern)
+_YAML_ERRORS = (yaml.YAMLError, ValueError, OverflowError, RecursionError)
+
+
 def _parse_value(text: str) -> Any:
     try:
         value = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+    except _YAML_ERRORS as err:
         raise ConfigError(f"cannot parse override value {text!r}: {err}") from err
     if isinstance(value, str):  # YAML 1.1 reads "3e-3" as a string; users mean the number
         try:
@@ -101,8 +105,8 @@ def load_config(preset: str | Path | None, overrides: list[str] | None = None, *
         if not path.exists():
             raise ConfigError(f"preset not found: {path}")
         try:
-            loaded = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except _YAML_ERRORS as err:  # UnicodeDecodeError is a ValueError
             raise ConfigError(f"malformed preset {path}: {err}") from err
         if loaded is None:
             loaded = {}
@@ -111,34 +115,41 @@ def load_config(preset: str | Path | None, overrides: list[str] | None = None, *
         settings.update(loaded)
     apply_overrides(settings, overrides or [])
     known = {f.name: f for f in dataclasses.fields(RunConfig)}
-    unknown = sorted(set(settings) - set(known))
+    unknown = sorted(set(settings) - set(known), key=str)  # a preset may hold non-text keys
     if unknown:
         raise ConfigError(f"unknown settings {unknown}; valid settings: {sorted(known)}")
-    if "adam_betas" in settings:
+    if isinstance(settings.get("adam_betas"), list):
         settings["adam_betas"] = tuple(settings["adam_betas"])
     config = RunConfig(**settings)
     _validate(config)
     return config
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _validate(c: RunConfig) -> None:
+    """Checks run in order and lazily, so that e.g. the divisibility check only sees integers >= 1."""
     checks = [
-        (isinstance(c.steps, int) and c.steps >= 1, "steps must be an integer >= 1"),
-        (isinstance(c.lr, (int, float)) and c.lr > 0, "lr must be a positive number"),
-        (isinstance(c.batch_size, int) and c.batch_size >= 1, "batch_size must be an integer >= 1"),
-        (isinstance(c.micro_batch_size, int) and c.micro_batch_size >= 1, "micro_batch_size must be >= 1"),
-        (isinstance(c.group_size, int) and c.group_size >= 1, "group_size must be an integer >= 1"),
-        (isinstance(c.mini_batches, int) and c.mini_batches >= 1, "mini_batches must be >= 1"),
-        (c.batch_size % c.mini_batches == 0, "batch_size must be divisible by mini_batches"),
-        (0 < c.clip_eps < 1, "clip_eps must be in (0, 1)"),
-        (c.dual_clip is None or c.dual_clip > 1, "dual_clip must be > 1 or null"),
-        (isinstance(c.kl_coef, (int, float)) and c.kl_coef >= 0, "kl_coef must be >= 0"),
-        (c.schedule in ("constant", "cosine"), "schedule must be constant or cosine"),
-        (isinstance(c.model, dict) and ("preset" in c.model or "name_or_path" in c.model),
+        (lambda: isinstance(c.steps, int) and c.steps >= 1, "steps must be an integer >= 1"),
+        (lambda: _number(c.lr) and c.lr > 0, "lr must be a positive number"),
+        (lambda: isinstance(c.batch_size, int) and c.batch_size >= 1, "batch_size must be an integer >= 1"),
+        (lambda: isinstance(c.micro_batch_size, int) and c.micro_batch_size >= 1, "micro_batch_size must be >= 1"),
+        (lambda: isinstance(c.group_size, int) and c.group_size >= 1, "group_size must be an integer >= 1"),
+        (lambda: isinstance(c.mini_batches, int) and c.mini_batches >= 1, "mini_batches must be >= 1"),
+        (lambda: c.batch_size % c.mini_batches == 0, "batch_size must be divisible by mini_batches"),
+        (lambda: _number(c.clip_eps) and 0 < c.clip_eps < 1, "clip_eps must be in (0, 1)"),
+        (lambda: c.dual_clip is None or (_number(c.dual_clip) and c.dual_clip > 1), "dual_clip must be > 1 or null"),
+        (lambda: _number(c.kl_coef) and c.kl_coef >= 0, "kl_coef must be >= 0"),
+        (lambda: isinstance(c.adam_betas, tuple) and len(c.adam_betas) == 2 and all(map(_number, c.adam_betas)),
+         "adam_betas must be two numbers"),
+        (lambda: c.schedule in ("constant", "cosine"), "schedule must be constant or cosine"),
+        (lambda: isinstance(c.model, dict) and ("preset" in c.model or "name_or_path" in c.model),
          "model needs a `preset` or a `name_or_path`"),
-        (isinstance(c.task_args, dict), "task_args must be a mapping"),
-        (c.lora is None or isinstance(c.lora, dict), "lora must be a mapping or null"),
+        (lambda: isinstance(c.task_args, dict), "task_args must be a mapping"),
+        (lambda: c.lora is None or isinstance(c.lora, dict), "lora must be a mapping or null"),
     ]
     for ok, message in checks:
-        if not ok:
+        if not ok():
             raise ConfigError(message)
