@@ -75,6 +75,8 @@ class Trainer:
             raise ValueError(f"batch_size {config.batch_size} must be divisible by {self.world} processes")
         torch.manual_seed(config.seed)
         self.output_dir = Path(config.output_dir)
+        if self.rank == 0:
+            self._check_output_dir()
 
         model_cfg = dict(config.model)
         tokenizer = None
@@ -340,21 +342,44 @@ class Trainer:
             torch.distributed.barrier()
         return final
 
-    def _resume(self, resume: str) -> None:
-        if resume == "auto":
-            found = sorted(p for p in (self.output_dir / "checkpoints").glob("step-*") if not p.name.endswith(".tmp"))
-            if not found:
-                return  # nothing to resume: fresh start
-            path = found[-1]
-        else:
-            path = Path(resume)
+    def _check_output_dir(self) -> None:
+        """Fail before training, not at the first checkpoint hours later, if output_dir cannot be written."""
+        try:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.output_dir / f".write-test-{os.getpid()}"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as err:
+            raise ConfigError(f"output_dir {self.output_dir} is not writable: {err}") from err
+
+    @staticmethod
+    def _read_state(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """Both files of a resumable checkpoint, read fully before anything is applied to the live run."""
         if not (path / "model_state.safetensors").exists() or not (path / "trainer_state.pt").exists():
             raise CheckpointError(f"not a resumable checkpoint (model_state.safetensors + trainer_state.pt): {path}")
         try:
-            self.model.load_state_dict(load_file(str(path / "model_state.safetensors")))
-            state = torch.load(path / "trainer_state.pt", weights_only=True)
+            return load_file(str(path / "model_state.safetensors")), torch.load(path / "trainer_state.pt", weights_only=True)
         except Exception as err:  # noqa: BLE001 - safetensors/torch raise many types for corrupt files
             raise CheckpointError(f"corrupt checkpoint {path}: {err}") from err
+
+    def _resume(self, resume: str) -> None:
+        """Load a checkpoint path, or with "auto" the newest complete one in output_dir: a newest one left
+        incomplete or corrupt by a crash (e.g. on a copy or a full disk) is skipped with a warning."""
+        if resume == "auto":
+            found = sorted((p for p in (self.output_dir / "checkpoints").glob("step-*") if not p.name.endswith(".tmp")),
+                           reverse=True)
+            for path in found:
+                try:
+                    weights, state = self._read_state(path)
+                    break
+                except CheckpointError as err:
+                    warnings.warn(f"resume=auto skips {err}", stacklevel=2)
+            else:
+                return  # nothing complete to resume: fresh start
+        else:
+            path = Path(resume)
+            weights, state = self._read_state(path)
+        self.model.load_state_dict(weights)
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.step = int(state["step"])
