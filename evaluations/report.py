@@ -1,7 +1,8 @@
 """Regenerate the README's results section from what the evaluation and benchmark scripts wrote.
 
-    python evaluations/report.py            # rewrites README.md between the results markers
-    python evaluations/report.py --print    # prints the section instead
+    python evaluations/report.py                      # rewrites README.md between the results markers
+    python evaluations/report.py --print              # prints the section instead
+    python evaluations/report.py --only benchmarks    # rewrites only the benchmark subsection
 
 Nothing here computes a figure: every number comes from a file under evaluations/results/ (written by
 evaluations/*.py) or benchmarks/results/ (written by benchmarks/*.py), and each table names its source.
@@ -53,27 +54,126 @@ def benchmark_table(path: Path, limit: int = 24) -> str:
     return "\n".join(lines)
 
 
+BENCH_HEADING = "### Benchmarks (headline figures from the JSON files)"
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def _completion_tokens(side: dict) -> float:
+    """Mean completion tokens per sampled answer, over every step of every round."""
+    return _mean([t for r in side.get("rounds", []) for t in r.get("mean_completion_tokens_per_step", [])])
+
+
+def _grpo_vs_trl(data: dict) -> list[str]:
+    lines = ["| shape | prompts x group | prompt tokens | max new tokens | completion tokens ours / TRL "
+             "| s/step ours | s/step TRL | TRL / ours |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in data["results"]:
+        ours, trl = r["ours"], r["trl"]
+        lines.append(f"| {r['name']} | {r['prompts']} x {r['group_size']} | {r['prompt_tokens']} | {r['max_new_tokens']} "
+                     f"| {_completion_tokens(ours):.1f} / {_completion_tokens(trl):.1f} "
+                     f"| {ours['median_seconds_per_step']:.2f} | {trl['median_seconds_per_step']:.2f} "
+                     f"| **{r['ratio_trl_over_ours']:.2f}x** |")
+    lines.append(f"\nMedian seconds per GRPO step ({data.get('threads', '?')} thread, torch {data.get('torch', '?')}, "
+                 f"TRL {data.get('trl', '?')}); TRL / ours > 1 means ours is faster.")
+    return lines
+
+
+def _sampler(data: dict) -> list[str]:
+    lines = ["| shape | prompts x group | prompt tokens | new tokens | tokens/s ours | tokens/s `generate` "
+             "| ours / `generate` |", "|---|---|---:|---:|---:|---:|---:|"]
+    for r in data["results"]:
+        lines.append(f"| {r['shape']} | {r['prompts']} x {r['group_size']} | {r['prompt_tokens']} | {r['new_tokens']} "
+                     f"| {r['ours']['tokens_per_second']:.0f} | {r['generate']['tokens_per_second']:.0f} "
+                     f"| **{r['speedup_ours_over_generate']:.2f}x** |")
+    lines.append(f"\nGenerated tokens per second, median of {data.get('repeats', '?')} repeats "
+                 f"({data.get('torch_threads', '?')} thread, torch {data.get('torch', '?')}).")
+    return lines
+
+
+def _textgame_env(data: dict) -> list[str]:
+    key = next(k for k in data if k.startswith("world_model_steps_per_s_batch"))
+    batch = key.removeprefix("world_model_steps_per_s_batch")
+    return ["| env | steps/s |", "|---|---:|",
+            f"| ground-truth text game | {data['ground_truth_env_steps_per_s']:.0f} |",
+            f"| learned world model, batch 1 | {data['world_model_env_steps_per_s_batch1']:.2f} |",
+            f"| learned world model, batch {batch} (world steps of all {batch}) | {data[key]:.2f} |",
+            f"\nBatch {batch} over batch 1: **{data['batched_speedup']:.1f}x** ({data.get('parameters', '?')} parameters, "
+            f"{data.get('torch_threads', '?')} thread)."]
+
+
+def _video_env(data: dict) -> list[str]:
+    fps = data["world_model_fps"]
+    lines = ["| env | frames/s |", "|---|---:|"]
+    lines += [f"| world model, batch {key.split('_')[0][5:]}, {'KV cache' if key.endswith('kv_cache') else 'no cache'} "
+              f"| {value:.1f} |" for key, value in fps.items()]
+    lines.append(f"| gym-pusht (64 px) | {data['gym_pusht_fps_64px']:.1f} |")
+    speedups = ", ".join(f"batch {b}: {v:.2f}x" for b, v in data["kv_cache_speedup"].items())
+    lines.append(f"\nKV cache speed-up {speedups}; batch 16 over batch 1: **{data['batch16_vs_batch1']:.2f}x**; "
+                 f"gym-pusht over the batch-16 world model: {data['gym_pusht_vs_world_model_batch16']:.2f}x "
+                 f"({data.get('steps', '?')} steps, {data.get('threads', '?')} thread).")
+    return lines
+
+
+def _viewer_fps(data: dict) -> list[str]:
+    return ["| viewer (play mode, headless, no frame cap) | value |", "|---|---:|",
+            f"| frames/s | **{data['frames_per_second']:.1f}** |", f"| ms per frame | {data['frame_ms']:.1f} |",
+            f"| of which world-model step, ms | {data['world_model_step_ms']:.1f} |",
+            f"| of which ground-truth step, ms | {data['ground_truth_step_ms']:.1f} |",
+            f"| of which scoring, ms | {data['scoring_ms']:.1f} |",
+            f"\n{data.get('frames', '?')} frames after {data.get('warmup', '?')} warm-up, model `{data.get('model', '?')}`."]
+
+
+# headline figures per benchmark file (stem); any other JSON gets the generic figure/value table
+HEADLINES = {"grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
+             "video_env": _video_env, "viewer_fps": _viewer_fps}
+
+
+def benchmark_headlines(path: Path) -> str:
+    """The results of one benchmark JSON (not its metadata), with the command that wrote it."""
+    render = HEADLINES.get(path.stem)
+    if render is None:
+        return benchmark_table(path)
+    data = json.loads(path.read_text())
+    command = f" — `{data['command']}`" if "command" in data else ""
+    return "\n".join([f"`{path.relative_to(REPO)}`{command}", "", *render(data)])
+
+
+def benchmark_section() -> str:
+    bench_dir = REPO / "benchmarks" / "results"
+    benches = sorted(bench_dir.glob("*.json")) if bench_dir.exists() else []
+    if not benches:
+        return ""
+    return "\n\n".join([BENCH_HEADING, "Measured on a shared, loaded 2-core CPU: the ratios are meaningful, the "
+                         "absolute figures are not. Every figure is read from the JSON file named above its table.",
+                         *(benchmark_headlines(p) for p in benches)])
+
+
 def build_section() -> str:
     parts = ["Generated by `python evaluations/report.py` from the files each script writes; do not edit by hand."]
     for name, heading, script in SECTIONS:
         md = REPO / "evaluations" / "results" / name
         if md.exists():
             parts += [f"### {heading}", f"Written by `{script}` (`{md.relative_to(REPO)}`).", "", md.read_text().strip()]
-    bench_dir = REPO / "benchmarks" / "results"
-    benches = sorted(bench_dir.glob("*.json")) if bench_dir.exists() else []
-    if benches:
-        parts.append("### Benchmarks (whole figures in the JSON files)")
-        parts += [benchmark_table(p) for p in benches]
-    return "\n\n".join(parts)
+    bench = benchmark_section()
+    return "\n\n".join(parts + ([bench] if bench else []))
+
+
+def _replace_benchmarks(results: str) -> str:
+    """The results section with only its benchmark subsection (the last one) regenerated."""
+    start = results.find("### Benchmarks")
+    kept = results[:start].rstrip("\n") if start >= 0 else results.rstrip("\n")
+    return f"{kept}\n\n{benchmark_section()}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--print", action="store_true", help="print the section instead of rewriting README.md")
+    parser.add_argument("--only", choices=["benchmarks"], help="regenerate only this subsection of the results")
     args = parser.parse_args(argv)
-    section = build_section()
     if args.print:
-        print(section)
+        print(benchmark_section() if args.only else build_section())
         return 0
     readme = REPO / "README.md"
     text = readme.read_text()
@@ -81,8 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"README.md lacks the {START} / {END} markers", file=sys.stderr)
         return 2
     head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{section}\n{END}{tail}")
+    current, tail = rest.split(END, 1)
+    section = _replace_benchmarks(current.strip("\n")) if args.only else build_section() + "\n"
+    readme.write_text(f"{head}{START}\n{section}{END}{tail}")
     return 0
 
 
