@@ -1,11 +1,12 @@
 """`RLVRWorld-Video-v0`: a trained video world model served as a Gymnasium environment.
 
-The model is a causal LM over [FSQ codes | action bins | specials] (`rlvr_sim.tasks.video`) plus the
-compressive frame tokenizer. `reset` encodes a start frame as the *anchor* (absolute codes) and prefills
-the LM; every `step` appends the binned action and samples the next frame's conditional codes from the
-KV cache, then decodes them against the anchor's pixels. After `horizon` steps (the longest gap the
-model was trained on) the context rolls: the last predicted frame becomes the new anchor and the cache
-is rebuilt from it. `VideoWorldModelVectorEnv` runs N such worlds as one batch of rows through the
+The model is a causal LM over [frame codes | action bins | specials] (`rlvr_sim.tasks.video`) plus its
+frame tokenizer (the PushT pose tokenizer, or the learned compressive FSQ tokenizer). `reset` encodes a
+start frame as the *anchor*; every `step` appends the binned action and samples the next frame's codes
+from the KV cache through the sampler's `DecodeSession` (the decoding loop GRPO and the evaluations
+use), then decodes them to pixels. After `horizon` steps (the window the model was trained on) the
+context rolls: the frame `horizon // 2` steps back becomes the anchor and the later frames and actions
+are kept as context (so the model still sees the motion), and the cache is rebuilt. `VideoWorldModelVectorEnv` runs N such worlds as one batch of rows through the
 same LM calls, so `gym.make_vec(..., num_envs=N)` costs far less than N envs in a loop.
 
 This module imports no training code: it needs the checkpoint directory (HF Llama + `rlvr_sim.json`
@@ -42,12 +43,19 @@ def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
 
 
 class VideoWorldModel:
-    """Batched, KV-cached frame generation for B worlds stepping in lock-step (no gym semantics here)."""
+    """Batched frame generation for B worlds stepping in lock-step (no gym semantics here).
 
-    def __init__(self, checkpoint: str | Path | None = None, use_cache: bool = True) -> None:
+    Decoding runs through `rlvr_sim.rl.sampler.DecodeSession`, the loop that GRPO and the evaluations
+    sample with: the first step prefills BOS + anchor codes + the first action in one pass (exactly the
+    prompt of a multi-step training example), each step draws the frame's codes token by token (each
+    fed back at once) and later actions are fed as one chunk, as `sample(..., forced=...)` does, so the
+    env reproduces the evaluation's samples token for token. Past `horizon` steps the context rolls.
+    """
+
+    def __init__(self, checkpoint: str | Path | None = None) -> None:
         from rlvr_sim.models.action_bins import ActionBins
         from rlvr_sim.models.lm import load_model
-        from rlvr_sim.models.visual_tokenizer import FrameTokenizer
+        from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
         from rlvr_sim.tasks.video import VideoCodec
 
         self.checkpoint = resolve_checkpoint(checkpoint)
@@ -62,11 +70,11 @@ class VideoWorldModel:
         self.horizon = int(settings["horizon"])
         self.frame_skip = int(settings.get("frame_skip", 1))
         tokenizer_dir = self.checkpoint / TOKENIZER_SUBDIR
-        self.tokenizer = FrameTokenizer.load(tokenizer_dir if tokenizer_dir.is_dir() else settings["tokenizer_dir"])
+        self.tokenizer = load_frame_tokenizer(tokenizer_dir if tokenizer_dir.is_dir() else settings["tokenizer_dir"])
         self.image_size = self.tokenizer.config.image_size
-        self.use_cache = use_cache
         start_file = self.checkpoint / START_FRAMES_FILE
         self.start_frames = np.load(start_file)["image"] if start_file.is_file() else None
+        self.session = None
 
     def check_frames(self, frames: Any, count: int) -> np.ndarray:
         """(count, S, S, 3) uint8 frames, or a clear error."""
@@ -88,61 +96,90 @@ class VideoWorldModel:
             raise ValueError("action contains NaN or inf")
         return actions
 
-    def _forward(self, new_ids: torch.Tensor) -> torch.Tensor:
-        from rlvr_sim.rl.sampler import model_forward
-
-        if self.use_cache:
-            logits, self.cache = model_forward(self.model, cache=self.cache, input_ids=new_ids, use_cache=True)
-        else:
-            self.sequence = torch.cat([self.sequence, new_ids], dim=1)
-            logits, _ = model_forward(self.model, input_ids=self.sequence, use_cache=False)
-        return logits[:, -1, :].float()
-
-    @torch.no_grad()
-    def start(self, frames: np.ndarray) -> None:
-        """Anchor every row at its frame: encode (absolute codes) and prefill the LM."""
+    def start(self, frames: np.ndarray, seeds: list[int]) -> None:
+        """Anchor every row at its frame (its absolute codes); the LM is prefilled at the first step."""
         from rlvr_sim.models.visual_tokenizer import ABSOLUTE
 
+        if len(seeds) != len(frames):
+            raise ValueError(f"got {len(seeds)} seeds for {len(frames)} frames")
+        self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
         self.anchor = frames.copy()
         self.last_frames = frames.copy()
         codes = self.tokenizer.encode(frames, None, ABSOLUTE)
-        prompt = torch.cat([torch.full((len(frames), 1), self.codec.bos_id), torch.from_numpy(codes)], dim=1)
-        self.cache, self.sequence = None, prompt[:, :0]
-        self._forward(prompt.long())
-        self.pending = None  # last generated token column, fed together with the next action
+        self.prefix = [[self.codec.bos_id, *map(int, row)] for row in codes]
+        # history since the anchor, for the rolling context: codes of each frame and the action bins
+        self.history_codes = [self.tokenizer.encode(frames, frames, "conditional")]
+        self.history_frames, self.history_bins = [frames.copy()], []
+        self.session = None
         self.steps_since_anchor = 0
 
+    def _roll(self) -> None:
+        """Re-anchor at the frame `horizon // 2` steps back, keeping the later frames and actions as context."""
+        from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL
+
+        keep = self.horizon // 2
+        anchor = self.history_frames[-keep - 1]
+        frames = self.history_frames[-keep:]
+        bins = self.history_bins[-keep:]
+        if self.tokenizer.context_free:  # codes do not depend on the anchor: reuse them
+            abs_codes = self.history_codes[-keep - 1]
+            cond = self.history_codes[-keep:]
+        else:
+            abs_codes = self.tokenizer.encode(anchor, None, ABSOLUTE)
+            cond = [self.tokenizer.encode(f, anchor, CONDITIONAL) for f in frames]
+        self.prefix = [self.codec.window_tokens(abs_codes[r], [c[r] for c in cond], [b[r] for b in bins])
+                       for r in range(len(anchor))]
+        self.anchor = anchor.copy()
+        self.history_frames = [anchor, *frames]
+        self.history_codes = [self.tokenizer.encode(anchor, anchor, CONDITIONAL), *cond]
+        self.history_bins = bins
+        self.session = None
+        self.steps_since_anchor = keep
+
     @torch.no_grad()
-    def step(self, actions: np.ndarray, generators: list[torch.Generator], temperature: float = 1.0) -> np.ndarray:
+    def step(self, actions: np.ndarray, temperature: float = 1.0) -> np.ndarray:
         """Predict every row's next frame (uint8 (B, S, S, 3)) given its action."""
         from rlvr_sim.models.visual_tokenizer import CONDITIONAL
+        from rlvr_sim.rl.sampler import DecodeSession
 
         if self.steps_since_anchor >= self.horizon:
-            self.start(self.last_frames)  # rolling context: re-anchor at the latest predicted frame
+            self._roll()
         bins = self.action_bins.encode(actions)
-        action_ids = torch.tensor([self.codec.action_tokens(b) for b in bins], dtype=torch.long)
-        new = action_ids if self.pending is None else torch.cat([self.pending, action_ids], dim=1)
-        logits = self._forward(new)
+        action_ids = [self.codec.action_tokens(b) for b in bins]
+        if self.session is None:
+            prompts = [prefix + ids for prefix, ids in zip(self.prefix, action_ids)]
+            self.session = DecodeSession(self.model, prompts, generators=self.generators,
+                                         pad_token_id=self.codec.pad_id)
+        else:
+            self.session.feed(torch.tensor(action_ids, dtype=torch.long))
         codes = []
-        for position in range(self.codec.cond_tokens):
-            token = self._pick(logits, generators, temperature)
+        for _ in range(self.codec.cond_tokens):
+            token, _ = self.session.draw(temperature, allowed_token_range=(0, self.codec.codebook_size))
             codes.append(token)
-            if position < self.codec.cond_tokens - 1:
-                logits = self._forward(token[:, None])
-        self.pending = codes[-1][:, None]
+            self.session.feed(token[:, None])
         code_array = torch.stack(codes, dim=1).numpy()
         self.last_frames = self.tokenizer.decode(code_array, self.anchor, CONDITIONAL)
         self.last_codes = code_array
+        self.history_frames.append(self.last_frames)
+        self.history_codes.append(code_array)
+        self.history_bins.append(bins)
         self.steps_since_anchor += 1
         return self.last_frames.copy()
 
-    def _pick(self, logits: torch.Tensor, generators: list[torch.Generator], temperature: float) -> torch.Tensor:
-        logits = logits[:, : self.codec.codebook_size]  # only visual codes may be generated
-        if temperature == 0:
-            return logits.argmax(-1)
-        probs = torch.softmax(logits / temperature, dim=-1)
-        noise = torch.stack([torch.empty(probs.shape[-1]).exponential_(generator=g) for g in generators])
-        return (probs / noise).argmax(-1)  # exponential race: one seeded draw per row
+    def rollout(self, frames: np.ndarray, actions: np.ndarray, seeds: list[int], temperature: float = 1.0,
+                batch_size: int = 32) -> np.ndarray:
+        """Open-loop rollouts: (N, S, S, 3) start frames and (N, H, A) actions -> (N, H, S, S, 3) frames.
+
+        The evaluations call this: it is `step` in a loop, the env's own path."""
+        frames = self.check_frames(frames, len(frames))
+        actions = np.asarray(actions, dtype=np.float64)
+        out = np.zeros((len(frames), actions.shape[1], *frames.shape[1:]), np.uint8)
+        for lo in range(0, len(frames), batch_size):
+            hi = min(lo + batch_size, len(frames))
+            self.start(frames[lo:hi], list(seeds[lo:hi]))
+            for t in range(actions.shape[1]):
+                out[lo:hi, t] = self.step(self.check_actions(actions[lo:hi, t], hi - lo), temperature)
+        return out
 
 
 class VideoWorldModelEnv(gym.Env):
@@ -165,7 +202,7 @@ class VideoWorldModelEnv(gym.Env):
     Truncated after `max_episode_steps`; never terminated.
     ## Arguments
     `checkpoint` (path or embedded name, default "pusht_rlvr"), `render_mode` ("rgb_array" | "human"),
-    `max_episode_steps` (100), `temperature` (1.0; 0 = greedy), `use_cache` (True).
+    `max_episode_steps` (100), `temperature` (1.0; 0 = greedy).
     ## Version History
     v0: initial release.
     """
@@ -173,10 +210,10 @@ class VideoWorldModelEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 4}
 
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
-                 temperature: float = 1.0, use_cache: bool = True) -> None:
+                 temperature: float = 1.0) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.world = VideoWorldModel(checkpoint, use_cache=use_cache)
+        self.world = VideoWorldModel(checkpoint)
         self.checkpoint = str(self.world.checkpoint)
         self.render_mode, self.max_episode_steps, self.temperature = render_mode, max_episode_steps, temperature
         size = self.world.image_size
@@ -190,8 +227,7 @@ class VideoWorldModelEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         frame, index = _start_frame(self.world, self.np_random, (options or {}).get("frame"))
-        self._generator = torch.Generator().manual_seed(int(self.np_random.integers(2**62)))
-        self.world.start(frame[None])
+        self.world.start(frame[None], [int(self.np_random.integers(2**62))])
         self.frame, self.elapsed = frame.copy(), 0
         if self.render_mode == "human":
             self.render()
@@ -201,7 +237,7 @@ class VideoWorldModelEnv(gym.Env):
         if self.frame is None:
             raise RuntimeError("call reset() before step()")
         actions = self.world.check_actions(np.asarray(action, dtype=np.float64)[None], 1)
-        self.frame = self.world.step(actions, [self._generator], self.temperature)[0]
+        self.frame = self.world.step(actions, self.temperature)[0]
         self.elapsed += 1
         if self.render_mode == "human":
             self.render()
@@ -259,12 +295,12 @@ class VideoWorldModelVectorEnv(VectorEnv):
     metadata = {"render_modes": ["rgb_array", "human"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, checkpoint: str | None = None, render_mode: str | None = None,
-                 max_episode_steps: int = 100, temperature: float = 1.0, use_cache: bool = True) -> None:
+                 max_episode_steps: int = 100, temperature: float = 1.0) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.world = VideoWorldModel(checkpoint, use_cache=use_cache)
+        self.world = VideoWorldModel(checkpoint)
         self.num_envs, self.render_mode = num_envs, render_mode
         self.max_episode_steps, self.temperature = max_episode_steps, temperature
         size = self.world.image_size
@@ -291,14 +327,14 @@ class VideoWorldModelVectorEnv(VectorEnv):
         given = options.get("frame")
         if given is not None:
             given = self.world.check_frames(given, self.num_envs)
-        frames, indices, self._generators = [], [], []
+        frames, indices, seeds = [], [], []
         for i, rng in enumerate(self._rngs):
             frame, index = _start_frame(self.world, rng, None if given is None else given[i])
             frames.append(frame)
             indices.append(index)
-            self._generators.append(torch.Generator().manual_seed(int(rng.integers(2**62))))
+            seeds.append(int(rng.integers(2**62)))
         self.frames = np.stack(frames)
-        self.world.start(self.frames)
+        self.world.start(self.frames, seeds)
         self.elapsed, self._needs_reset = 0, False
         return self.frames.copy(), {"start_index": np.array(indices)}
 
@@ -310,7 +346,7 @@ class VideoWorldModelVectorEnv(VectorEnv):
             zeros = np.zeros(self.num_envs, dtype=bool)
             return frames, np.zeros(self.num_envs), zeros, zeros.copy(), info
         actions = self.world.check_actions(actions, self.num_envs)
-        self.frames = self.world.step(actions, self._generators, self.temperature)
+        self.frames = self.world.step(actions, self.temperature)
         self.elapsed += 1
         truncated = np.full(self.num_envs, self.elapsed >= self.max_episode_steps)
         self._needs_reset = bool(truncated[0])

@@ -83,31 +83,39 @@ def _centroid(mask: np.ndarray) -> np.ndarray | None:
     return np.array([(cols.mean() + 0.5) * WORLD_SIZE / width, (rows.mean() + 0.5) * WORLD_SIZE / height])
 
 
-def estimate_block_pose(labels: np.ndarray, coarse_steps: int = 24, fine_steps: int = 7) -> np.ndarray | None:
-    """(x, y, angle) of the T from a label image: the angle whose rendered T (placed so that its area
-    centroid sits on the T pixels' centroid) has the best IoU with them, searched coarse (360/24 degrees)
-    then fine around the best; None when no T pixels show."""
-    block = labels == LABELS["block"]
-    centroid = _centroid(block)
-    if centroid is None or block.sum() < 4:
-        return None
+def estimate_block_pose(labels: np.ndarray, coarse_steps: int = 72, fine_steps: int = 21) -> np.ndarray | None:
+    """(x, y, angle) of the T from a label image, or None when fewer than 4 T pixels show.
 
-    def best_of(angles: np.ndarray) -> tuple[float, np.ndarray]:
-        best_iou, best_pose = -1.0, np.zeros(3)
-        for angle in angles:
-            position = centroid - _rotate(TEE_AREA_CENTROID[None], float(angle))[0]
-            pose = np.array([position[0], position[1], _wrap(float(angle))])
-            rendered = tee_mask(pose, *labels.shape)
-            union = (rendered | block).sum()
-            iou = (rendered & block).sum() / union if union else 0.0
-            if iou > best_iou:
-                best_iou, best_pose = iou, pose
-        return best_iou, best_pose
+    The T is placed so that its area centroid sits on the T pixels' centroid; the angle is the one whose
+    T covers them best (IoU of pixel centres, counted in the T's body frame, all candidate angles at
+    once): a coarse search over `coarse_steps` angles, then `fine_steps` angles across the best coarse
+    cell. The T's own area is analytic (6300 world units^2), so no mask is rasterised.
+    """
+    block = labels == LABELS["block"]
+    rows, cols = np.nonzero(block)
+    if len(rows) < 4:
+        return None
+    height, width = labels.shape
+    points = np.stack([(cols + 0.5) * WORLD_SIZE / width, (rows + 0.5) * WORLD_SIZE / height], axis=1)
+    centroid = points.mean(axis=0)
+    tee_pixels = 6300.0 * width * height / WORLD_SIZE**2
+
+    def best_of(angles: np.ndarray) -> float:
+        cos, sin = np.cos(angles)[:, None], np.sin(angles)[:, None]
+        rel = points - centroid  # body frame = rotate by -angle, then shift by the area centroid
+        x = cos * rel[None, :, 0] + sin * rel[None, :, 1] + TEE_AREA_CENTROID[0]
+        y = -sin * rel[None, :, 0] + cos * rel[None, :, 1] + TEE_AREA_CENTROID[1]
+        bar = (np.abs(x) <= 60.0) & (y >= 0.0) & (y <= 30.0)
+        stem = (np.abs(x) <= 15.0) & (y > 30.0) & (y <= 120.0)
+        inside = (bar | stem).sum(axis=1)
+        iou = inside / (tee_pixels + len(points) - inside)
+        return float(angles[int(np.argmax(iou))])
 
     step = 2 * np.pi / coarse_steps
-    _, coarse = best_of(np.arange(coarse_steps) * step - np.pi)
-    _, fine = best_of(coarse[2] + np.linspace(-step / 2, step / 2, fine_steps))
-    return fine
+    coarse = best_of(np.arange(coarse_steps) * step - np.pi)
+    angle = _wrap(best_of(coarse + np.linspace(-step, step, fine_steps)))
+    position = centroid - _rotate(TEE_AREA_CENTROID[None], angle)[0]
+    return np.array([position[0], position[1], angle])
 
 
 def _wrap(angle: float) -> float:
@@ -122,3 +130,56 @@ def estimate_state(frame: np.ndarray) -> dict[str, np.ndarray | None]:
         "block_pose": estimate_block_pose(labels),
         "goal_pose": GOAL_POSE.copy(),
     }
+
+
+# ---- object-level fidelity: what a PushT simulator must get right, measured on frames ----
+PIXELS_PER_WORLD = 64.0 / WORLD_SIZE  # errors are reported in pixels of a 64x64 frame, whatever the input size
+POSITION_ERROR_CAP = 32.0  # px at 64x64: an object that is missing counts as half a frame away
+ANGLE_ERROR_CAP = 180.0  # degrees
+ANGLE_WEIGHT = 1.0 / 5.0  # 5 degrees of T angle weigh as much as 1 px of position in `object_score`
+WORST_OBJECT_SCORE = 2 * POSITION_ERROR_CAP + ANGLE_WEIGHT * ANGLE_ERROR_CAP
+
+
+def judge_states(frames: np.ndarray) -> np.ndarray:
+    """(N, H, W, 3) uint8 frames of any size -> (N, 5) (agent x, y, block x, y, angle) in world units;
+    NaN where the object is not visible."""
+    frames = np.asarray(frames)
+    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+        raise ValueError(f"frames must be uint8 of shape (N, H, W, 3), got {frames.dtype} {frames.shape}")
+    states = np.full((len(frames), 5), np.nan)
+    for i, frame in enumerate(frames):
+        estimate = estimate_state(frame)
+        if estimate["pos_agent"] is not None:
+            states[i, :2] = estimate["pos_agent"]
+        if estimate["block_pose"] is not None:
+            states[i, 2:] = estimate["block_pose"]
+    return states
+
+
+def object_errors(pred: np.ndarray, gold: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-frame errors between (N, 5) predicted and true states (world units, NaN = not visible):
+    `agent_px`, `block_px` (pixels at 64x64), `angle_deg`, each capped (a missing object scores the
+    cap); `agent_missing` / `block_missing` flag predictions that lost an object the truth shows."""
+    pred, gold = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
+    if pred.shape != gold.shape or pred.ndim != 2 or pred.shape[1] != 5:
+        raise ValueError(f"expected two (N, 5) state arrays, got {pred.shape} and {gold.shape}")
+    agent = np.linalg.norm(pred[:, :2] - gold[:, :2], axis=1) * PIXELS_PER_WORLD
+    block = np.linalg.norm(pred[:, 2:4] - gold[:, 2:4], axis=1) * PIXELS_PER_WORLD
+    angle = np.abs(np.degrees((pred[:, 4] - gold[:, 4] + np.pi) % (2 * np.pi) - np.pi))
+    out = {
+        "agent_px": np.minimum(np.nan_to_num(agent, nan=POSITION_ERROR_CAP), POSITION_ERROR_CAP),
+        "block_px": np.minimum(np.nan_to_num(block, nan=POSITION_ERROR_CAP), POSITION_ERROR_CAP),
+        "angle_deg": np.minimum(np.nan_to_num(angle, nan=ANGLE_ERROR_CAP), ANGLE_ERROR_CAP),
+        "agent_missing": np.isnan(pred[:, 0]) & ~np.isnan(gold[:, 0]),
+        "block_missing": np.isnan(pred[:, 2]) & ~np.isnan(gold[:, 2]),
+    }
+    both_missing = np.isnan(gold[:, 0]), np.isnan(gold[:, 2])  # the truth hides it too: no error
+    out["agent_px"] = np.where(both_missing[0] & np.isnan(pred[:, 0]), 0.0, out["agent_px"])
+    out["block_px"] = np.where(both_missing[1] & np.isnan(pred[:, 2]), 0.0, out["block_px"])
+    out["angle_deg"] = np.where(both_missing[1] & np.isnan(pred[:, 2]), 0.0, out["angle_deg"])
+    return out
+
+
+def object_score(errors: dict[str, np.ndarray]) -> np.ndarray:
+    """One number per frame, lower is better, in [0, WORST_OBJECT_SCORE]: agent px + block px + angle / 5."""
+    return errors["agent_px"] + errors["block_px"] + ANGLE_WEIGHT * errors["angle_deg"]

@@ -105,6 +105,8 @@ class FrameTokenizer(nn.Module):
     happens on small feature maps: a CPU trains this in minutes, not hours.
     """
 
+    context_free = False  # conditional codes depend on the context frame
+
     def __init__(self, config: TokenizerConfig) -> None:
         super().__init__()
         self.config = config

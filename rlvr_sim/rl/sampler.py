@@ -112,6 +112,72 @@ def restrict_vocab(logits: torch.Tensor, allowed_token_range: tuple[int, int] | 
     return masked
 
 
+class DecodeSession:
+    """Incremental KV-cached decoding of a batch of rows, each prompt with its own seeded generator.
+
+    The one decoding loop of the package: `sample` (GRPO, evaluations) drives it to generate whole
+    answers with forced chunks interleaved, and the learned-simulator envs drive it step by step (feed
+    the agent's action, draw the next frame's tokens). Rows are prompts x `group_size` (each prompt's
+    prefill is computed once and shared by its group); `draw` picks one token per row from the current
+    logits, `feed` runs new tokens through the model from the cache.
+    """
+
+    @torch.no_grad()
+    def __init__(self, model: torch.nn.Module, prompts: Sequence[Sequence[int]], *,
+                 seeds: Sequence[int] | None = None, generators: Sequence[torch.Generator] | None = None,
+                 group_size: int = 1, pad_token_id: int = 0) -> None:
+        if (seeds is None) == (generators is None):
+            raise ValueError("pass either seeds or generators (one per prompt)")
+        if generators is None:
+            generators = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
+        if len(generators) != len(prompts):
+            raise ValueError(f"got {len(generators)} seeds/generators for {len(prompts)} prompts")
+        self.model, self.group_size, self.pad_token_id = model, group_size, pad_token_id
+        self.device = next(model.parameters()).device
+        self.generators = list(generators)  # continuing streams: a rebuilt session can keep drawing from them
+        ids, mask = left_pad(prompts, pad_token_id)
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        logits, self.cache = model_forward(
+            model, input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask), use_cache=True
+        )
+        logits = logits[:, -1, :].float()
+        if group_size > 1:  # share each prompt's prefill across its group
+            self.cache.batch_repeat_interleave(group_size)
+            logits = logits.repeat_interleave(group_size, 0)
+            mask = mask.repeat_interleave(group_size, 0)
+        self.logits, self.mask = logits, mask
+        self.next_pos = mask.sum(-1)  # position id of the next token per row
+        self.rows = len(prompts) * group_size
+
+    def draw(self, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+             allowed_token_range: tuple[int, int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(token, log-prob under the sampling distribution) per row from the current logits."""
+        logits = restrict_vocab(self.logits, allowed_token_range)
+        if temperature == 0:
+            return logits.argmax(-1), torch.log_softmax(logits, dim=-1).max(-1).values
+        logprob_all = torch.log_softmax(logits / temperature, dim=-1)
+        probs = filter_logits(logits / temperature, top_k, top_p).softmax(-1)
+        # Exponential-race sampling with one generator per prompt: argmax(p / E), E ~ Exp(1).
+        noise = torch.cat(
+            [torch.empty((self.group_size, probs.shape[-1])).exponential_(generator=g) for g in self.generators]
+        ).to(self.device)
+        choice = (probs / noise).argmax(-1)
+        return choice, logprob_all.gather(-1, choice[:, None])[:, 0]
+
+    @torch.no_grad()
+    def feed(self, new_ids: torch.Tensor, new_valid: torch.Tensor | None = None) -> None:
+        """Run new tokens (rows, m) through the model from the cache (`new_valid` False = padding)."""
+        new_ids = new_ids.to(self.device)
+        valid = torch.ones_like(new_ids, dtype=torch.bool) if new_valid is None else new_valid.to(self.device)
+        width = new_ids.shape[1]
+        self.mask = torch.cat([self.mask, valid.long()], dim=1)
+        pos = self.next_pos[:, None] + torch.arange(width, device=self.device)[None, :]
+        step_logits, _ = model_forward(self.model, cache=self.cache, input_ids=new_ids, attention_mask=self.mask,
+                                       position_ids=pos, use_cache=True)
+        self.next_pos = self.next_pos + width
+        self.logits = step_logits[:, -1, :].float()
+
+
 @torch.no_grad()
 def sample(
     model: torch.nn.Module,
@@ -149,24 +215,9 @@ def sample(
         if len(n_chunks) != 1:
             raise ValueError("every prompt needs the same number of forced chunks")
     seeds = list(seeds) if seeds is not None else prompt_seeds(seed, len(prompts))
-    if len(seeds) != len(prompts):
-        raise ValueError(f"got {len(seeds)} seeds for {len(prompts)} prompts")
-    device = next(model.parameters()).device
-    generators = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
+    session = DecodeSession(model, prompts, seeds=seeds, group_size=group_size, pad_token_id=pad_token_id)
+    device, n_rows = session.device, session.rows
     stop = torch.tensor(sorted(set(stop_token_ids)), dtype=torch.long, device=device)
-
-    ids, mask = left_pad(prompts, pad_token_id)
-    ids, mask = ids.to(device), mask.to(device)
-    logits, cache = model_forward(
-        model, input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask), use_cache=True
-    )
-    logits = logits[:, -1, :].float()
-    if group_size > 1:  # share each prompt's prefill across its group
-        cache.batch_repeat_interleave(group_size)
-        logits = logits.repeat_interleave(group_size, 0)
-        mask = mask.repeat_interleave(group_size, 0)
-    n_rows = len(prompts) * group_size
-    next_pos = mask.sum(-1)  # position id of the next token per row
     finished = torch.zeros(n_rows, dtype=torch.bool, device=device)
     tokens: list[torch.Tensor] = []
     logps: list[torch.Tensor] = []
@@ -175,35 +226,12 @@ def sample(
     generated = 0
     chunk_index = 0
 
-    def feed(new_ids: torch.Tensor, new_valid: torch.Tensor) -> torch.Tensor:
-        """Run new tokens (n_rows, m) through the model from the cache; returns last logits."""
-        nonlocal mask, next_pos
-        width = new_ids.shape[1]
-        mask = torch.cat([mask, new_valid.long()], dim=1)
-        pos = next_pos[:, None] + torch.arange(width, device=device)[None, :]
-        step_logits, _ = model_forward(
-            model, cache=cache, input_ids=new_ids, attention_mask=mask, position_ids=pos, use_cache=True
-        )
-        next_pos = next_pos + width
-        return step_logits[:, -1, :].float()
-
     while generated < max_new_tokens and not bool(finished.all()):
-        logits = restrict_vocab(logits, allowed_token_range)
-        if temperature == 0:
-            logprob_all = torch.log_softmax(logits, dim=-1)
-            choice = logits.argmax(-1)
-        else:
-            logprob_all = torch.log_softmax(logits / temperature, dim=-1)
-            probs = filter_logits(logits / temperature, top_k, top_p).softmax(-1)
-            # Exponential-race sampling with one generator per prompt: argmax(p / E), E ~ Exp(1).
-            noise = torch.cat(
-                [torch.empty((group_size, probs.shape[-1])).exponential_(generator=g) for g in generators]
-            ).to(device)
-            choice = (probs / noise).argmax(-1)
+        choice, logprob = session.draw(temperature, top_k, top_p, allowed_token_range)
         alive = ~finished
         token = torch.where(alive, choice, torch.full_like(choice, pad_token_id))
         tokens.append(token)
-        logps.append(torch.where(alive, logprob_all.gather(-1, choice[:, None])[:, 0], torch.zeros_like(logits[:, 0])))
+        logps.append(torch.where(alive, logprob, torch.zeros_like(logprob)))
         sampled.append(alive)
         valid.append(alive)
         generated += 1
@@ -211,7 +239,7 @@ def sample(
             finished = finished | (alive & torch.isin(token, stop))
         if generated >= max_new_tokens or bool(finished.all()):
             break
-        logits = feed(token[:, None], alive[:, None])
+        session.feed(token[:, None], alive[:, None])
         if forced is not None and generated % interleave_every == 0 and chunk_index < len(forced[0]):
             chunk_rows = [list(f[chunk_index]) for f in forced]
             if len({len(c) for c in chunk_rows}) != 1 or not chunk_rows[0]:
@@ -225,7 +253,7 @@ def sample(
                 logps.append(torch.zeros(n_rows, device=device))
                 sampled.append(torch.zeros(n_rows, dtype=torch.bool, device=device))
                 valid.append(chunk_valid[:, j])
-            logits = feed(chunk, chunk_valid)
+            session.feed(chunk, chunk_valid)
             chunk_index += 1
 
     token_t = torch.stack(tokens, 1).cpu()

@@ -30,9 +30,14 @@ from typing import Any
 
 import numpy as np
 
+from rlvr_sim.metrics.pusht_pixels import WORST_OBJECT_SCORE
 from rlvr_sim.tasks.base import Example, GenerationSpec
 
 WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable prediction scores lower
+# reward_kind: "perceptual" -(MAE + LPIPS) (the paper's), "object" -(agent + block position error in px
+# at 64x64 + angle error / 5 degrees) read by the pixel judge on decoded frames (each term capped, see
+# rlvr_sim.metrics.pusht_pixels.object_errors), "both" their sum with the object score scaled by 1/10.
+REWARD_KINDS = ("perceptual", "object", "both")
 
 
 @dataclass
@@ -108,7 +113,10 @@ class Windows:
     action_bins: np.ndarray  # (W, T, A) bins of a_0..a_{T-1}
 
 
-def _file_digest(path: Path) -> str:
+def _tokenizer_digest(directory: Path, weights_file: str) -> str:
+    """Digest of a tokenizer checkpoint: its weights, or its config for weightless (pose) tokenizers."""
+    path = directory / weights_file
+    path = path if path.is_file() else directory / "tokenizer_config.json"
     return hashlib.sha1(path.read_bytes()).hexdigest()[:12]
 
 
@@ -135,8 +143,9 @@ class VideoTask:
         lpips: str = "auto",
         cache_dir: str | None = None,
         action_bins: dict | None = None,
+        reward_kind: str = "perceptual",
     ) -> None:
-        from rlvr_sim.models.visual_tokenizer import FrameTokenizer
+        from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
         if mode not in ("multi", "single"):
             raise ValueError(f"mode must be 'multi' or 'single', got {mode!r}")
@@ -152,7 +161,12 @@ class VideoTask:
         self.settings = dict(data_dir=str(data_dir), tokenizer_dir=str(tokenizer_dir), horizon=horizon,
                              frame_skip=frame_skip, test_fraction=test_fraction, split_seed=split_seed,
                              train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows)
-        self.frame_tokenizer = FrameTokenizer.load(tokenizer_dir)
+        if reward_kind not in REWARD_KINDS:
+            raise ValueError(f"reward_kind must be one of {REWARD_KINDS}, got {reward_kind!r}")
+        self.reward_kind = reward_kind
+        self.worst_reward = {"perceptual": WORST_REWARD, "object": -WORST_OBJECT_SCORE,
+                             "both": WORST_REWARD - WORST_OBJECT_SCORE / 10}[reward_kind]
+        self.frame_tokenizer = load_frame_tokenizer(tokenizer_dir)
         self.image_size = self.frame_tokenizer.config.image_size
         self._action_bins_override = action_bins
         self.windows = self._load_windows(Path(cache_dir) if cache_dir else None)
@@ -162,6 +176,7 @@ class VideoTask:
         self.pad_token_id = self.codec.pad_id
         self.vocab_size = self.codec.vocab_size
         self._lpips = None
+        self._gold_cache: dict[tuple[str, int, int], np.ndarray] = {}
 
     # ------------------------------------------------------------------------------------------ data
     def _load_windows(self, cache_dir: Path | None) -> dict[str, Windows]:
@@ -178,7 +193,7 @@ class VideoTask:
         else:
             self.action_bins = ActionBins.fit(np.concatenate([ep.actions for ep in episodes["train"]]))
         key = json.dumps({**s, "files": [p.name for p in paths], "bins": self.action_bins.to_dict(),
-                          "tok": _file_digest(Path(s["tokenizer_dir"]) / WEIGHTS_FILE)}, sort_keys=True)
+                          "tok": _tokenizer_digest(Path(s["tokenizer_dir"]), WEIGHTS_FILE)}, sort_keys=True)
         digest = hashlib.sha1(key.encode()).hexdigest()[:16]
         cache = (cache_dir or Path(s["data_dir"]) / ".cache") / f"video_windows_{digest}.npz"
         if cache.is_file():
@@ -208,6 +223,11 @@ class VideoTask:
         future = np.stack([episodes[e].images[t + 1 : t + T + 1] for e, t in starts])
         actions = np.stack([episodes[e].actions[t : t + T] for e, t in starts])
         tok = self.frame_tokenizer
+        if tok.context_free:  # codes do not depend on the anchor: code every frame of an episode once
+            codes = [tok.encode(ep.images) for ep in episodes]
+            abs_codes = np.stack([codes[e][t] for e, t in starts])
+            cond = np.stack([codes[e][t : t + T + 1] for e, t in starts])
+            return Windows(context, future, abs_codes, cond, self.action_bins.encode(actions))
         abs_codes = tok.encode(context, None, ABSOLUTE)
         frames = np.concatenate([context[:, None], future], axis=1)  # (W, T+1, ...)
         flat = frames.reshape(-1, *frames.shape[2:])
@@ -272,15 +292,44 @@ class VideoTask:
         frames = self.frame_tokenizer.decode(codes.reshape(n * f, -1), context, CONDITIONAL)
         return frames.reshape(n, f, *frames.shape[1:])
 
-    def reward(self, prompts: list[list[int]], completions: list[list[int]], metadata: list[dict[str, Any]]) -> list[float]:
-        """-(MAE + LPIPS) averaged over predicted frames (minus the optional repetition penalty).
+    def gold_states(self, split: str, rows: np.ndarray, first: np.ndarray, n_frames: int) -> np.ndarray:
+        """(N, n_frames, 5) judged states of the true frames x_first..x_{first+n_frames-1} (cached)."""
+        from rlvr_sim.metrics.pusht_pixels import judge_states
 
-        A frame holding a non-code token scores the worst frame score, -WORST_REWARD (= 2); a completion
-        too short for the layout scores WORST_REWARD.
-        """
+        w = self.windows[split]
+        out = np.zeros((len(rows), n_frames, 5))
+        for i, (r, f) in enumerate(zip(rows, first)):
+            for t in range(n_frames):
+                key = (split, int(r), int(f) + t)
+                if key not in self._gold_cache:
+                    self._gold_cache[key] = judge_states(w.future[r, f - 1 + t][None])[0]
+                out[i, t] = self._gold_cache[key]
+        return out
+
+    def frame_scores(self, pred: np.ndarray, gold: np.ndarray, gold_states: np.ndarray | None = None) -> np.ndarray:
+        """Per-frame score (lower is better) of (N, F, S, S, 3) predicted vs true frames, by `reward_kind`."""
+        from rlvr_sim.metrics.pusht_pixels import judge_states, object_errors, object_score
         from rlvr_sim.metrics.video import mae
 
-        rewards = [WORST_REWARD] * len(completions)
+        n, f = pred.shape[:2]
+        flat_pred, flat_gold = pred.reshape(-1, *pred.shape[2:]), gold.reshape(-1, *gold.shape[2:])
+        score = np.zeros(n * f)
+        if self.reward_kind in ("perceptual", "both"):
+            score += mae(flat_pred, flat_gold) + self.perceptual(flat_pred, flat_gold)
+        if self.reward_kind in ("object", "both"):
+            truth = judge_states(flat_gold) if gold_states is None else gold_states.reshape(-1, 5)
+            objects = object_score(object_errors(judge_states(flat_pred), truth))
+            score += objects if self.reward_kind == "object" else objects / 10
+        return score.reshape(n, f)
+
+    def reward(self, prompts: list[list[int]], completions: list[list[int]], metadata: list[dict[str, Any]]) -> list[float]:
+        """Minus the per-frame score (`reward_kind`), averaged over predicted frames, minus the optional
+        repetition penalty.
+
+        A frame holding a non-code token scores the worst frame score; a completion too short for the
+        layout scores `worst_reward`.
+        """
+        rewards = [self.worst_reward] * len(completions)
         by_split: dict[str, list] = {}
         for i, (completion, meta) in enumerate(zip(completions, metadata)):
             parsed = self.codec.parse_frames(completion, meta["frames"])
@@ -295,9 +344,8 @@ class VideoTask:
             n_frames = codes.shape[1]
             pred = self.decode_predictions(codes, rows, split)
             gold = np.stack([w.future[r, f - 1 : f - 1 + n_frames] for r, f in zip(rows, first)])
-            flat_pred, flat_gold = pred.reshape(-1, *pred.shape[2:]), gold.reshape(-1, *gold.shape[2:])
-            score = (mae(flat_pred, flat_gold) + self.perceptual(flat_pred, flat_gold)).reshape(len(items), n_frames)
-            score = np.where(valid, score, -WORST_REWARD)
+            states = self.gold_states(split, rows, first, n_frames) if self.reward_kind != "perceptual" else None
+            score = np.where(valid, self.frame_scores(pred, gold, states), -self.worst_reward)
             per_item = -score.mean(axis=1)
             if self.repetition_penalty:
                 prev = np.stack([w.cond_codes[r, f - 1] for r, f in zip(rows, first)])

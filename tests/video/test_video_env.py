@@ -38,6 +38,33 @@ def checkpoint(tmp_path_factory):
     return str(root)
 
 
+@pytest.fixture(scope="module")
+def pose_checkpoint(tmp_path_factory):
+    """A tiny untrained world model over the PushT pose tokenizer (5 codes per frame)."""
+    import torch
+    from rlvr_sim.envs.video.collect import rollout_episode
+
+    from rlvr_sim.models.pose_tokenizer import PoseTokenizer
+
+    torch.manual_seed(0)
+    root = tmp_path_factory.mktemp("pose_ckpt")
+    tokenizer = PoseTokenizer()
+    codec = VideoCodec(codebook_size=tokenizer.config.codebook_size, action_dim=2, abs_tokens=5, cond_tokens=5)
+    model = build_model("tiny-5m", codec.vocab_size, 256, hidden_size=32, intermediate_size=64,
+                        num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
+    bins = ActionBins(np.array([0.0, 0.0]), np.array([512.0, 512.0]))
+    meta = {"video_codec": vars(codec), "action_bins": bins.to_dict(),
+            "video_settings": {"horizon": 4, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
+    save_checkpoint(root, model, None, meta)
+    tokenizer.save(root / "tokenizer")
+    import cv2
+
+    images = rollout_episode("expert", 0, 8, 4, 96)["image"]
+    frames = np.stack([cv2.resize(f, (64, 64), interpolation=cv2.INTER_AREA) for f in images[::4]])
+    np.savez_compressed(root / "start_frames.npz", image=frames)
+    return str(root)
+
+
 def test_check_env_passes(checkpoint):
     env = gym.make("RLVRWorld-Video-v0", checkpoint=checkpoint)
     check_env(env.unwrapped, skip_render_check=True)
@@ -56,17 +83,58 @@ def test_rollout_rolls_context_and_is_seeded(checkpoint):
             anchors.append(info["steps_since_anchor"])
             assert reward == 0.0 and not terminated
         runs.append(np.stack(frames))
-    assert truncated and anchors == [1, 2, 3, 1, 2]  # horizon 3: the context rolls after 3 steps
+    # horizon 3: after 3 steps the context rolls back to the frame 1 step ago (horizon // 2 kept as context)
+    assert truncated and anchors == [1, 2, 3, 2, 3]
     assert np.array_equal(runs[0], runs[1])
 
 
-def test_kv_cache_matches_full_recompute(checkpoint):
-    outputs = []
-    for use_cache in (True, False):
-        env = VideoWorldModelEnv(checkpoint=checkpoint, use_cache=use_cache, temperature=0.0)
-        env.reset(seed=1)
-        outputs.append(np.stack([env.step(np.array([50.0 * t, 300.0], np.float32))[0] for t in range(4)]))
-    assert np.array_equal(outputs[0], outputs[1])
+@pytest.mark.parametrize("kind", ["fsq", "pose"])
+def test_env_samples_what_the_grpo_and_evaluation_sampler_samples(checkpoint, pose_checkpoint, kind):
+    """One generation path: the env's frames are the frames `sample(..., forced=actions)` gives (the
+    sampler GRPO trains with and the single-step evaluation uses) for the same seed, start frame and
+    actions, and `VideoWorldModel.rollout` (the multi-step evaluation) equals stepping the env."""
+    import torch
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+    from rlvr_sim.rl.sampler import sample
+
+    torch.manual_seed(0)
+    path = checkpoint if kind == "fsq" else pose_checkpoint
+    world = VideoWorldModel(path)
+    frame = world.start_frames[0]
+    actions = np.array([[40.0, 400.0], [300.0, 20.0], [500.0, 250.0]])
+    seed = 1234
+    codes = world.tokenizer.encode(frame[None], None, "absolute")[0]
+    bins = world.action_bins.encode(actions)
+    prompt = [world.codec.bos_id, *map(int, codes), *world.codec.action_tokens(bins[0])]
+    forced = [world.codec.action_tokens(b) for b in bins[1:]]
+    out = sample(world.model, [prompt], max_new_tokens=3 * world.codec.cond_tokens, seeds=[seed],
+                 forced=[forced], interleave_every=world.codec.cond_tokens,
+                 allowed_token_range=(0, world.codec.codebook_size), pad_token_id=world.codec.pad_id)
+    sampled = world.codec.parse_frames(out.completions()[0], 3)[0]
+    world.start(frame[None], [seed])
+    stepped = [world.step(a[None]) for a in actions]
+    assert np.array_equal(np.stack(world.history_codes[1:], axis=1)[0], sampled)
+    rolled = VideoWorldModel(path).rollout(frame[None], actions[None], [seed])[0]
+    assert np.array_equal(rolled, np.concatenate(stepped))
+    env = VideoWorldModelEnv(checkpoint=path)
+    env.reset(seed=0, options={"frame": frame})
+    env.world.start(frame[None], [seed])  # the env's own seed draw replaced by the test's
+    assert np.array_equal(np.stack([env.step(a.astype(np.float32))[0] for a in actions]), rolled)
+
+
+def test_pose_world_follows_its_tokens_past_the_window(pose_checkpoint):
+    """Past the training window the pose world keeps the last frames' codes as context (no re-judging)."""
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+    world = VideoWorldModel(pose_checkpoint)
+    frames = world.rollout(world.start_frames[:2], np.full((2, 7, 2), 256.0), [0, 1])
+    # horizon 4: rolled after step 4 (anchor = frame 2) and after step 6 (anchor = frame 4), then step 7
+    assert frames.shape == (2, 7, 64, 64, 3) and world.steps_since_anchor == 3
+    codes = world.history_codes  # anchor, frames 5, 6, 7: the predicted codes themselves
+    expected = world.codec.window_tokens(codes[0][0], [codes[1][0], codes[2][0]],
+                                         [b[0] for b in world.history_bins[:2]])
+    assert world.prefix[0] == expected
 
 
 def test_vector_env_equals_single_envs(checkpoint):

@@ -1,0 +1,224 @@
+"""Object-pose frame tokenizer for PushT: five tokens per frame, read off pixels, drawn back as pixels.
+
+Why not a learned VQ grid: PushT's agent is a ~5-pixel disc at 64x64 that moves a median 4 px per model
+step. The embedded compressive FSQ tokenizer (16 codes per future frame) kept it in only 38% of its
+reconstructed future frames (median error 6.4 px where it did), so no transformer behind it could follow
+an action: the code never carried the motion (docs/video.md). A PushT frame is fully determined by five
+numbers (agent x, y; block x, y, angle; the goal is fixed), so this tokenizer spends its five tokens on
+exactly those:
+- *encode* reads them off any RGB frame at any resolution with the validated pixel judge
+  (`rlvr_sim.metrics.pusht_pixels.estimate_state`; its error against gym-pusht's true state is
+  reported by `evaluations/video.py --judge`) and quantises each to `bins` uniform bins (world units
+  [0, 512] for positions, [-pi, pi) for the angle). Each slot owns its own code range, so a token says
+  which quantity it is.
+- *decode* draws the scene the way gym-pusht's pygame renderer draws it (white floor, grey walls,
+  light-green goal T, slate-grey T with its outline, royal-blue agent disc with its lighter core) at
+  512x512 and resizes it as a recorded 96x96 gym-pusht episode is resized, so a decoded frame is what
+  gym-pusht would show for that state.
+The world model (the transformer) learns the dynamics over these tokens; everything it predicts is
+checkable on decoded frames by the same judge. An object that is not visible gets the slot's "absent"
+code and is not drawn. It is PushT-specific by design: other scenes use the learned `FrameTokenizer`.
+Same numpy API as `FrameTokenizer` (`encode`, `decode`, `tokens_per_frame`, `save`, `load`); every
+frame is coded on its own, so the absolute and conditional modes give the same codes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rlvr_sim.metrics.pusht_pixels import GOAL_POSE, TEE_POLYGONS, WORLD_SIZE, judge_states
+
+CONFIG_FILE = "tokenizer_config.json"
+SLOTS = ("agent_x", "agent_y", "block_x", "block_y", "block_angle")
+# gym-pusht's colours (pygame named colours) and geometry: walls are fat segments of radius 2 at 5 / 506,
+# the agent a disc of radius 15 drawn with a core of radius 11 in a 1.2x lighter colour, the T a polygon
+# filled 1.2x lighter with a 4-px outline in its own colour.
+_GOAL, _BLOCK, _AGENT, _WALL = (144, 238, 144), (119, 136, 153), (65, 105, 225), (211, 211, 211)
+_WALLS = (((5, 506), (5, 5)), ((5, 5), (506, 5)), ((506, 5), (506, 506)), ((5, 506), (506, 506)))
+AGENT_RADIUS = 15
+# gym-pusht's default observation size: frames are drawn at 512, resized to 96 as gym-pusht does (bilinear),
+# then to `image_size` as the episode loader resizes recorded episodes (area), so decoded frames look
+# like the recorded ones.
+RENDER_SIZE = 96
+
+
+def _lighter(colour: tuple[int, int, int]) -> tuple[int, int, int]:
+    return tuple(int(min(255.0, 1.2 * c)) for c in colour)
+
+
+@dataclass
+class PoseTokenizerConfig:
+    """`bins` quantisation levels per quantity (128: 0.25 px at 64x64, 1.4 degrees at worst)."""
+
+    image_size: int = 64
+    bins: int = 128
+    kind: str = "pose"
+
+    def __post_init__(self) -> None:
+        if self.image_size < 8 or self.bins < 2:
+            raise ValueError(f"image_size must be >= 8 and bins >= 2, got {self.image_size}, {self.bins}")
+
+    @property
+    def slot_size(self) -> int:
+        return self.bins + 1  # the last code of every slot means "not visible"
+
+    @property
+    def codebook_size(self) -> int:
+        return len(SLOTS) * self.slot_size
+
+    def tokens_per_frame(self, mode: str = "absolute") -> int:
+        return len(SLOTS)
+
+
+class PoseTokenizer:
+    """Frames <-> five pose tokens (see the module docstring)."""
+
+    context_free = True  # a frame's codes do not depend on any other frame
+
+    def __init__(self, config: PoseTokenizerConfig | None = None) -> None:
+        self.config = config or PoseTokenizerConfig()
+
+    # ---- quantisation ----
+    def _scale(self) -> tuple[np.ndarray, np.ndarray]:
+        low = np.array([0.0, 0.0, 0.0, 0.0, -np.pi])
+        high = np.array([WORLD_SIZE, WORLD_SIZE, WORLD_SIZE, WORLD_SIZE, np.pi])
+        return low, high
+
+    def states_to_codes(self, states: np.ndarray) -> np.ndarray:
+        """(N, 5) states (agent x, y, block x, y, angle; NaN = not visible) -> (N, 5) codes."""
+        states = np.asarray(states, dtype=np.float64).reshape(-1, len(SLOTS))
+        low, high = self._scale()
+        bins = self.config.bins
+        wrapped = states.copy()
+        wrapped[:, 4] = (wrapped[:, 4] + np.pi) % (2 * np.pi) - np.pi
+        unit = (wrapped - low) / (high - low)
+        index = np.clip(np.floor(np.nan_to_num(unit, nan=0.0) * bins), 0, bins - 1).astype(np.int64)
+        index = np.where(np.isnan(states), bins, index)
+        return index + np.arange(len(SLOTS)) * self.config.slot_size
+
+    def codes_to_states(self, codes: np.ndarray) -> np.ndarray:
+        """(N, 5) codes -> (N, 5) states at bin centres (NaN where a slot says "not visible").
+
+        A code from another slot's range is read as its bin value (code modulo the slot size), so any
+        code in [0, codebook_size) decodes."""
+        codes = np.asarray(codes).reshape(-1, len(SLOTS))
+        if codes.size and (codes.min() < 0 or codes.max() >= self.config.codebook_size):
+            raise ValueError(f"codes must lie in [0, {self.config.codebook_size})")
+        index = codes % self.config.slot_size
+        low, high = self._scale()
+        states = low + (index + 0.5) / self.config.bins * (high - low)
+        return np.where(index == self.config.bins, np.nan, states)
+
+    # ---- frames ----
+    def frames_to_states(self, frames: np.ndarray) -> np.ndarray:
+        """(N, H, W, 3) uint8 frames of any size -> (N, 5) judged states (NaN where not visible)."""
+        return judge_states(frames)
+
+    def render(self, states: np.ndarray) -> np.ndarray:
+        """(N, 5) states -> (N, S, S, 3) uint8 frames drawn as gym-pusht draws them."""
+        import cv2
+
+        states = np.asarray(states, dtype=np.float64).reshape(-1, len(SLOTS))
+        size = self.config.image_size
+        frames = [cv2.resize(self._draw(state), (RENDER_SIZE, RENDER_SIZE)) for state in states]
+        if size != RENDER_SIZE:
+            interpolation = cv2.INTER_AREA if size < RENDER_SIZE else cv2.INTER_LINEAR
+            frames = [cv2.resize(frame, (size, size), interpolation=interpolation) for frame in frames]
+        return np.stack(frames) if frames else np.zeros((0, size, size, 3), np.uint8)
+
+    @staticmethod
+    def _draw(state: np.ndarray) -> np.ndarray:
+        import os
+
+        os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+        import pygame
+
+        screen = pygame.Surface((int(WORLD_SIZE), int(WORLD_SIZE)))
+        screen.fill((255, 255, 255))
+        for polygon in _tee_world(GOAL_POSE):
+            pygame.draw.polygon(screen, _GOAL, [*polygon, polygon[0]])
+        for a, b in _WALLS:
+            _fat_segment(screen, a, b, 2, _WALL)
+        if np.isfinite(state[:2]).all():
+            centre = (round(state[0]), round(state[1]))
+            pygame.draw.circle(screen, _AGENT, centre, AGENT_RADIUS)
+            pygame.draw.circle(screen, _lighter(_AGENT), centre, AGENT_RADIUS - 4)
+        if np.isfinite(state[2:]).all():
+            for polygon in _tee_world(state[2:]):
+                pygame.draw.polygon(screen, _lighter(_BLOCK), [*polygon, polygon[0]])
+                for i in range(len(polygon)):
+                    _fat_segment(screen, polygon[i], polygon[(i + 1) % len(polygon)], 2, _BLOCK)
+        return np.transpose(np.array(pygame.surfarray.pixels3d(screen)), (1, 0, 2)).copy()
+
+    # ---- the FrameTokenizer API ----
+    def encode(self, frames: np.ndarray, context: np.ndarray | None = None, mode: str = "absolute",
+               batch_size: int = 32) -> np.ndarray:
+        """uint8 frames (N, H, W, 3) -> codes (N, 5); `context` and `mode` are accepted and unused."""
+        return self.states_to_codes(self.frames_to_states(frames))
+
+    def decode(self, codes: np.ndarray, context: np.ndarray | None = None, mode: str = "absolute",
+               batch_size: int = 32) -> np.ndarray:
+        """codes (N, 5) -> uint8 frames (N, S, S, 3); `context` and `mode` are accepted and unused."""
+        codes = np.asarray(codes)
+        if codes.ndim != 2 or codes.shape[1] != len(SLOTS):
+            raise ValueError(f"pose codes must have shape (N, {len(SLOTS)}), got {codes.shape}")
+        return self.render(self.codes_to_states(codes))
+
+    def eval(self) -> PoseTokenizer:
+        return self
+
+    def save(self, directory: str | Path, extra: dict | None = None) -> None:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / CONFIG_FILE).write_text(json.dumps({"config": asdict(self.config), **(extra or {})}, indent=2))
+
+    @classmethod
+    def load(cls, directory: str | Path) -> PoseTokenizer:
+        path = Path(directory) / CONFIG_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"tokenizer checkpoint {directory} lacks {CONFIG_FILE}")
+        return cls(PoseTokenizerConfig(**json.loads(path.read_text())["config"]))
+
+
+def _tee_world(pose: np.ndarray) -> list[list[tuple[int, int]]]:
+    """The T's two polygons at `pose` in integer screen coordinates (pymunk's local_to_world, rounded)."""
+    c, s = np.cos(pose[2]), np.sin(pose[2])
+    out = []
+    for polygon in TEE_POLYGONS:
+        world = polygon @ np.array([[c, s], [-s, c]]) + np.asarray(pose[:2])
+        out.append([(round(x), round(y)) for x, y in world])
+    return out
+
+
+def _fat_segment(screen: object, a: tuple, b: tuple, radius: int, colour: tuple[int, int, int]) -> None:
+    """pymunk's pygame debug drawing of a fat segment: a thick line, a quad and round caps."""
+    import pygame
+
+    p1, p2 = (round(a[0]), round(a[1])), (round(b[0]), round(b[1]))
+    pygame.draw.lines(screen, colour, False, [p1, p2], 2 * radius)
+    dx, dy = abs(p2[1] - p1[1]), abs(p2[0] - p1[0])
+    if dx == 0 and dy == 0:
+        return
+    scale = radius / (dx * dx + dy * dy) ** 0.5
+    ox, oy = round(dx * scale), round(dy * scale)
+    pygame.draw.polygon(screen, colour, [(p1[0] - ox, p1[1] - oy), (p1[0] + ox, p1[1] + oy),
+                                         (p2[0] + ox, p2[1] + oy), (p2[0] - ox, p2[1] - oy)])
+    pygame.draw.circle(screen, colour, p1, radius)
+    pygame.draw.circle(screen, colour, p2, radius)
+
+
+def load_frame_tokenizer(directory: str | Path):  # noqa: ANN201 - FrameTokenizer | PoseTokenizer
+    """Load whichever frame tokenizer `directory` holds (its config's `kind`; learned FSQ by default)."""
+    from rlvr_sim.models.visual_tokenizer import FrameTokenizer
+
+    path = Path(directory) / CONFIG_FILE
+    if path.is_file() and json.loads(path.read_text()).get("config", {}).get("kind") == "pose":
+        return PoseTokenizer.load(directory)
+    return FrameTokenizer.load(directory)
+
+
+__all__ = ["PoseTokenizer", "PoseTokenizerConfig", "SLOTS", "load_frame_tokenizer"]
