@@ -547,11 +547,12 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
     report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "episodes_detail": results}
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "real2sim_pusht.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "real2sim_pusht.md").write_text("# Real2Sim on PushT\n\n" + rollout_markdown(summary, report["settings"]))
+    # real2sim.md: the name evaluations/report.py puts in the README's results section
+    (out / "real2sim.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "real2sim.md").write_text(rollout_markdown(summary, report["settings"]))
     plot_rollout(summary, out / "real2sim_pusht.png")
-    print((out / "real2sim_pusht.md").read_text())
-    print(f"wrote {out / 'real2sim_pusht.json'}, .md, .png")
+    print((out / "real2sim.md").read_text())
+    print(f"wrote {out / 'real2sim.json'}, {out / 'real2sim.md'}, {out / 'real2sim_pusht.png'}")
     return report
 
 

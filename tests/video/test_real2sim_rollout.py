@@ -68,9 +68,9 @@ def test_rollout_command_writes_table_json_and_plot(tmp_path):
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    report = json.loads((tmp_path / "real2sim_pusht.json").read_text())
+    report = json.loads((tmp_path / "real2sim.json").read_text())
     assert set(report["rates"]) == {"real", "mujoco"} and report["episodes"] == 2
-    assert "| expert |" in (tmp_path / "real2sim_pusht.md").read_text()
+    assert "| expert |" in (tmp_path / "real2sim.md").read_text()
     assert np.isfinite(report["metrics"]["mujoco"]["mmrv"])
     if importlib.util.find_spec("matplotlib"):
         assert (tmp_path / "real2sim_pusht.png").stat().st_size > 0
