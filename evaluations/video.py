@@ -40,7 +40,6 @@ from rlvr_sim.metrics.video import mse, perceptual_metric
 from rlvr_sim.rl.sampler import sample
 from rlvr_sim.tasks.video import VideoTask
 
-RESULTS = Path("evaluations/results")
 HORIZONS = (1, 4, 8, 16, 32)
 EDGE_TARGETS = np.array([(60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 452.0)])
 ERRORS = ("agent_px", "block_px", "angle_deg")
@@ -325,6 +324,15 @@ def write_pictures(worlds: dict[str, VideoWorldModel], task: VideoTask, states: 
     imageio.imwrite(out.with_name(out.name + "_edges.png"), np.repeat(np.repeat(grid, 3, 0), 3, 1))
 
 
+def results_tables() -> str:
+    """The committed video tables as markdown (for the CLI demo), or the command that writes them."""
+    from rlvr_sim.resources import packaged_results
+
+    path = packaged_results("video.md")
+    return f"### Video world model\n\n{path.read_text().strip()}" if path.exists() else \
+        "No video.md yet: run python evaluations/video.py"
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="data/pusht2")
@@ -335,7 +343,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--windows", type=int, default=128, help="held-out windows for the rollout table")
     parser.add_argument("--starts", type=int, default=16, help="start states for the action-response tests")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(RESULTS / "video"))
+    parser.add_argument("--out", default=None,
+                        help="output path without extension (default: <clone>/evaluations/results/video)")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -374,7 +383,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     single_task = VideoTask(mode="single", horizon=4, context_frames=4, **common)
     results["single"] = single_step(single_task, {name: world.model for name, world in worlds.items()},
                                     args.windows, args.seed, lpips)
-    out = Path(args.out)
+    from rlvr_sim.resources import results_dir
+
+    out = Path(args.out) if args.out else results_dir() / "video"
     out.parent.mkdir(parents=True, exist_ok=True)
     write_pictures(worlds, long_task, states, out, settings["frame_skip"], args.seed)
     results["seconds"] = round(time.time() - start, 1)

@@ -4,13 +4,16 @@
     python training/pusht_pipeline.py --stages package,evaluate   # re-package runs/ and re-evaluate
 
 Stages (each skips nothing silently: it runs or fails with the error):
-  collect   training/collect.py --task pusht --out data/pusht --episodes 1000 (scripted + noisy/random episodes)
-  tokenizer training/tokenizer.py --data data/pusht --out runs/pusht_tokenizer --steps 6000
-  sft       training/sft.py --preset training/configs/pusht_sft.yaml
-  grpo      training/grpo.py with pusht_grpo_multi.yaml, then pusht_grpo_single.yaml
-  package   copies the final checkpoints to assets/pusht_{base,rlvr,rlvr_single} with the tokenizer,
+  collect   training/collect.py --task pusht --out data/pusht2 --episodes 720 --seed 1 --mix MIX
+            (scripted pushers of graded skill + jitter and random-target policies: actions cover the arena)
+  tokenizer training/tokenizer.py --kind pose --out assets/pusht_pose/tokenizer (PushT's five pose tokens;
+            writes its held-out reconstruction report)
+  sft       training/sft.py --preset training/configs/pusht_pose_sft.yaml
+  grpo      training/grpo.py with pusht_pose_grpo_object.yaml (object-level reward) and
+            pusht_pose_grpo_perceptual.yaml (-(MAE + LPIPS)), both from the MLE model
+  package   copies the final checkpoints to assets/pusht_pose_{base,rlvr,rlvr_perceptual} with the tokenizer,
             start frames from held-out episodes and a model card (README.md) each
-  evaluate  evaluations/video.py (tables, best-of-N, GIF strip)
+  evaluate  evaluations/video.py (object-level and pixel tables, action-response tests, GIF and picture)
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from rlvr_sim.training.tokenizer import collapsed
 
 STAGES = ("collect", "tokenizer", "sft", "grpo", "package", "evaluate")
 ASSETS = Path("assets")
+MIX = "expert:2,good:2,mediocre:2,poor:2,jitter:2,random:3"
+GRPO_KINDS = ("object", "perceptual")
 
 
 def _run(command: list[str]) -> None:
@@ -54,17 +58,16 @@ MODEL_CARD = """# {title}
 
 {summary}
 
-- Model: Llama causal LM ({params:,} parameters) over [FSQ codes (1000) | action bins (2 x 256) | PAD, BOS],
+- Model: Llama causal LM ({params:,} parameters) over [pose codes ({codes}) | action bins (2 x 256) | PAD, BOS],
   trained by `rlvr_sim` (`{stage}` stage, {steps} steps, {wall:.0f} s wall time on a shared 2-core CPU).
-- Tokenizer (`tokenizer/`): compressive FSQ autoencoder, 8x8 absolute codes for the anchor frame,
-  4x4 conditional codes per future frame, decoded against the anchor's pixels ({tok_output} decoder;
-  composite = anchor + mask x (colour - anchor), unmoved pixels copied exactly). Held-out reconstruction
-  (MSE on [0, 1] pixels; foreground = object pixels): one step ahead {tok1} vs copy-last-frame {copy1}
-  (foreground {tok1fg} vs {copy1fg}); seven steps ahead {tok7} vs {copy7} (foreground {tok7fg} vs {copy7fg}).
-  Trained {tok_minutes} min, {tok_steps} steps: `{tok_command}`.
-- Data: PushT episodes from `gym_pusht/PushT-v0` collected by `python training/collect.py --task pusht`
-  (scripted pushers of graded skill + jitter/random policies), 64x64 frames, frame skip {frame_skip}
-  (0.4 s per step), held-out test split 10% of episodes (split seed 0).
+- Tokenizer (`tokenizer/`): the PushT pose tokenizer (`rlvr_sim.models.pose_tokenizer`): five tokens per
+  frame (agent x, y; block x, y, angle; {bins} bins each) read off the pixels by the pixel judge, decoded by
+  drawing the scene as gym-pusht draws it. Held-out reconstruction: whole-frame MSE {tok1} one step ahead
+  vs copy-last-frame {copy1}; median agent / block error {agent:.2f} / {block:.2f} px at 64x64, angle
+  {angle:.2f} degrees against gym-pusht's true state.
+- Data: PushT episodes from `gym_pusht/PushT-v0`: `python training/collect.py --task pusht --out data/pusht2
+  --episodes 720 --seed 1 --mix {mix}`, 64x64 frames, frame skip {frame_skip} (0.4 s per step), held-out
+  test split 10% of episodes (split seed 0).
 - Action ranges (256 uniform bins per dimension): see `rlvr_sim.json` -> `action_bins`.
 - `start_frames.npz`: {n_start} held-out start frames with their true next {n_steps} frames and actions.
 - Exact command: `{command}`
@@ -85,7 +88,7 @@ def package(run_dir: Path, out: Path, tokenizer_dir: Path, data_dir: str, title:
     shutil.copytree(tokenizer_dir, out / "tokenizer", ignore=shutil.ignore_patterns("*.npy"))
     meta = read_meta(out)
     meta["video_settings"]["tokenizer_dir"] = "tokenizer"
-    meta["video_settings"]["data_dir"] = "data/pusht"
+    meta["video_settings"]["data_dir"] = data_dir
     (out / "rlvr_sim.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     settings = meta["video_settings"]
     write_start_frames(data_dir, out / "start_frames.npz", settings["frame_skip"], settings["image_size"])
@@ -98,11 +101,10 @@ def package(run_dir: Path, out: Path, tokenizer_dir: Path, data_dir: str, title:
     tok = json.loads((out / "tokenizer" / "tokenizer_config.json").read_text())
     report = tok["report"]
     card = MODEL_CARD.format(tok1=f"{report['gap1_recon_mse']:.2e}", copy1=f"{report['gap1_copy_mse']:.2e}",
-                             tok1fg=f"{report['gap1_recon_fg_mse']:.2e}", copy1fg=f"{report['gap1_copy_fg_mse']:.2e}",
-                             tok7=f"{report['gap7_recon_mse']:.2e}", copy7=f"{report['gap7_copy_mse']:.2e}",
-                             tok7fg=f"{report['gap7_recon_fg_mse']:.2e}", copy7fg=f"{report['gap7_copy_fg_mse']:.2e}",
-                             tok_minutes=report["train_minutes"], tok_steps=report["steps"], tok_command=tok["command"],
-                             tok_output=tok["config"].get("output", "residual"),
+                             agent=report.get("recon_agent_px_median", float("nan")),
+                             block=report.get("recon_block_px_median", float("nan")),
+                             angle=report.get("recon_angle_deg_median", float("nan")),
+                             codes=meta["video_codec"]["codebook_size"], bins=tok["config"]["bins"], mix=MIX,
                              title=title, summary=summary, params=params, stage=meta.get("stage", "?"),
                              steps=meta.get("steps", 0), wall=float(meta.get("wall_seconds", 0.0)),
                              frame_skip=settings["frame_skip"], n_start=n_start, n_steps=n_steps,
@@ -114,17 +116,12 @@ def package(run_dir: Path, out: Path, tokenizer_dir: Path, data_dir: str, title:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {STAGES}")
-    parser.add_argument("--data", default="data/pusht")
-    parser.add_argument("--episodes", type=int, default=1000,
-                        help="episodes to collect (240 gave a base model that did not beat copy-last-frame)")
-    parser.add_argument("--tokenizer-steps", type=int, default=6000,
-                        help="tokenizer optimizer steps (a step budget, so the run does not depend on the machine's "
-                             "load: a 24-minute wall-clock budget on a busy machine gave 4,367 steps and collapsed)")
-    parser.add_argument("--tokenizer-minutes", type=float, default=90.0, help="wall-clock cap of the tokenizer stage")
+    parser.add_argument("--data", default="data/pusht2")
+    parser.add_argument("--episodes", type=int, default=720)
     parser.add_argument("--runs", default="runs")
     parser.add_argument("--assets", default=str(ASSETS),
-                        help="where `package` writes pusht_{base,rlvr,rlvr_single} (default: the embedded assets/)")
-    parser.add_argument("--results", default=None,
+                        help="where `package` writes pusht_pose_{base,rlvr,rlvr_perceptual} (default: assets/)")
+    parser.add_argument("--out", default=None,
                         help="output path of `evaluate` without extension (default: evaluations/results/video)")
     args = parser.parse_args(argv)
     assets = Path(args.assets)
@@ -133,47 +130,42 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         raise SystemExit(f"unknown stages {unknown}; known: {STAGES}")
     runs = Path(args.runs)
-    tokenizer_dir = runs / "pusht_tokenizer"
+    tokenizer_dir = assets / "pusht_pose" / "tokenizer"
     py = sys.executable
     data_args = [f"task_args.data_dir={args.data}", f"task_args.tokenizer_dir={tokenizer_dir}"]
     start = time.time()
     if "collect" in stages:
-        _run([py, "training/collect.py", "--task", "pusht", "--out", args.data, "--episodes", str(args.episodes)])
+        _run([py, "training/collect.py", "--task", "pusht", "--out", args.data, "--episodes", str(args.episodes),
+              "--seed", "1", "--mix", MIX])
     if "tokenizer" in stages:
-        _run([py, "training/tokenizer.py", "--data", args.data, "--out", str(tokenizer_dir),
-              "--steps", str(args.tokenizer_steps), "--minutes", str(args.tokenizer_minutes)])
-        report = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())["report"]
-        if collapsed(report):
-            raise SystemExit(f"the tokenizer in {tokenizer_dir} collapsed (reconstruction no better than copying the "
-                             f"context frame: gap-1 foreground MSE {report['gap1_recon_fg_mse']:.3g} vs "
-                             f"{report['gap1_copy_fg_mse']:.3g}); rerun the tokenizer stage with more steps or another "
-                             "seed before training world models on it")
+        _run([py, "training/tokenizer.py", "--kind", "pose", "--data", args.data, "--out", str(tokenizer_dir)])
     if "sft" in stages:
-        _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_sft.yaml",
-              f"output_dir={runs / 'pusht_sft'}", *data_args])
+        _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_pose_sft.yaml",
+              f"output_dir={runs / 'pusht_pose_sft'}", *data_args])
     if "grpo" in stages:
-        for kind in ("multi", "single"):
-            _run([py, "training/grpo.py", "--task", "pusht", "--preset", f"training/configs/pusht_grpo_{kind}.yaml",
-                  f"model.name_or_path={runs / 'pusht_sft' / 'final'}", f"output_dir={runs / f'pusht_grpo_{kind}'}",
-                  *data_args])
+        for kind in GRPO_KINDS:
+            _run([py, "training/grpo.py", "--task", "pusht", "--preset", f"training/configs/pusht_pose_grpo_{kind}.yaml",
+                  f"model.name_or_path={runs / 'pusht_pose_sft' / 'final'}",
+                  f"output_dir={runs / f'pusht_pose_grpo_{kind}'}", *data_args])
     if "package" in stages:
-        package(runs / "pusht_sft", assets / "pusht_base", tokenizer_dir, args.data, "PushT video world model: base (MLE)",
-                "Maximum-likelihood pre-training on multi-step windows (1 anchor frame, 7 future frames).")
-        package(runs / "pusht_grpo_multi", assets / "pusht_rlvr", tokenizer_dir, args.data,
-                "PushT video world model: RLVR (multi-step)",
-                "GRPO from the base model with reward -(MAE + LPIPS) over 7 predicted frames, G = 16, minus a "
-                "repetition penalty of 0.05 for a rollout that repeats a frame token for token "
-                "(`training/configs/pusht_grpo_multi.yaml`). "
-                "The default model of `RLVRWorld-Video-v0`.")
-        if (runs / "pusht_grpo_single" / "final").is_dir():
-            package(runs / "pusht_grpo_single", assets / "pusht_rlvr_single", tokenizer_dir, args.data,
-                    "PushT video world model: RLVR (single-step)",
-                    "GRPO from the base model on single-step prompts (4 context frames -> next frame).")
+        package(runs / "pusht_pose_sft", assets / "pusht_pose_base", tokenizer_dir, args.data,
+                "PushT video world model: base (MLE)",
+                "Maximum-likelihood pre-training on 16-step windows (1 anchor frame, 16 future frames, the true "
+                "actions in between).")
+        package(runs / "pusht_pose_grpo_object", assets / "pusht_pose_rlvr", tokenizer_dir, args.data,
+                "PushT video world model: RLVR (object-level reward)",
+                "GRPO from the base model on 8-step rollouts with reward -(agent px + block px + angle deg / 5), "
+                "read by the pixel judge on the decoded frames (`training/configs/pusht_pose_grpo_object.yaml`).")
+        package(runs / "pusht_pose_grpo_perceptual", assets / "pusht_pose_rlvr_perceptual", tokenizer_dir, args.data,
+                "PushT video world model: RLVR (perceptual reward)",
+                "GRPO from the base model on 8-step rollouts with the paper's reward -(MAE + LPIPS) "
+                "(`training/configs/pusht_pose_grpo_perceptual.yaml`).")
     if "evaluate" in stages:
-        _run([py, "evaluations/video.py", "--data", args.data, "--base", str(assets / "pusht_base"),
-              "--rlvr", str(assets / "pusht_rlvr"), "--rlvr-single", str(assets / "pusht_rlvr_single"),
-              *(["--out", args.results] if args.results else [])])
-    print(json.dumps({"pipeline_seconds": round(time.time() - start, 1), "stages": stages}))
+        command = [py, "evaluations/video.py", "--data", args.data, "--base", str(assets / "pusht_pose_base"),
+                   "--rlvr", str(assets / "pusht_pose_rlvr"),
+                   f"--extra=RLVR (MAE+LPIPS)={assets / 'pusht_pose_rlvr_perceptual'}"]
+        _run(command + (["--out", args.out] if args.out else []))
+    print(json.dumps({"stages": stages, "minutes": round((time.time() - start) / 60, 1)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -32,14 +32,14 @@ TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
 
 def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
     """A checkpoint directory: an existing path, or the name of one embedded under `rlvr_sim/assets`."""
-    import rlvr_sim.assets
+    from rlvr_sim.resources import asset_path
 
-    assets = Path(rlvr_sim.assets.__file__).parent
     name = checkpoint or DEFAULT_CHECKPOINT
-    for candidate in (Path(name), assets / str(name)):
+    for candidate in (Path(name), asset_path(str(name))):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(f"video world-model checkpoint {name!r} not found (as a path or under {assets})")
+    raise FileNotFoundError(f"video world-model checkpoint {name!r} not found (as a path or under "
+                            f"{asset_path('')})")
 
 
 class VideoWorldModel:
@@ -121,17 +121,18 @@ class VideoWorldModel:
         anchor = self.history_frames[-keep - 1]
         frames = self.history_frames[-keep:]
         bins = self.history_bins[-keep:]
-        if self.tokenizer.context_free:  # codes do not depend on the anchor: reuse them
-            abs_codes = self.history_codes[-keep - 1]
+        if self.tokenizer.context_free:  # codes do not depend on the anchor: reuse the sampled codes
+            abs_codes = anchor_codes = self.history_codes[-keep - 1]
             cond = self.history_codes[-keep:]
         else:
             abs_codes = self.tokenizer.encode(anchor, None, ABSOLUTE)
+            anchor_codes = self.tokenizer.encode(anchor, anchor, CONDITIONAL)
             cond = [self.tokenizer.encode(f, anchor, CONDITIONAL) for f in frames]
         self.prefix = [self.codec.window_tokens(abs_codes[r], [c[r] for c in cond], [b[r] for b in bins])
                        for r in range(len(anchor))]
         self.anchor = anchor.copy()
         self.history_frames = [anchor, *frames]
-        self.history_codes = [self.tokenizer.encode(anchor, anchor, CONDITIONAL), *cond]
+        self.history_codes = [anchor_codes, *cond]
         self.history_bins = bins
         self.session = None
         self.steps_since_anchor = keep
@@ -202,7 +203,10 @@ class VideoWorldModelEnv(gym.Env):
     Truncated after `max_episode_steps`; never terminated.
     ## Arguments
     `checkpoint` (path or embedded name, default "pusht_rlvr"), `render_mode` ("rgb_array" | "human"),
-    `max_episode_steps` (100), `temperature` (1.0; 0 = greedy).
+    `max_episode_steps` (100), `temperature` (1.0; 0 = greedy), `uncertainty_samples` (0): K > 0 rolls K
+    more sampled worlds beside the served one (same start and actions, other seeds) and reports, per step,
+    `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the [0, 255]
+    range), the model's own disagreement with itself, a cheap signal of where not to trust it.
     ## Version History
     v0: initial release.
     """
@@ -210,9 +214,12 @@ class VideoWorldModelEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 4}
 
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
-                 temperature: float = 1.0) -> None:
+                 temperature: float = 1.0, uncertainty_samples: int = 0) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if uncertainty_samples < 0:
+            raise ValueError(f"uncertainty_samples must be >= 0, got {uncertainty_samples}")
+        self.uncertainty_samples = uncertainty_samples
         self.world = VideoWorldModel(checkpoint)
         self.checkpoint = str(self.world.checkpoint)
         self.render_mode, self.max_episode_steps, self.temperature = render_mode, max_episode_steps, temperature
@@ -227,7 +234,8 @@ class VideoWorldModelEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         frame, index = _start_frame(self.world, self.np_random, (options or {}).get("frame"))
-        self.world.start(frame[None], [int(self.np_random.integers(2**62))])
+        seeds = [int(self.np_random.integers(2**62)) for _ in range(1 + self.uncertainty_samples)]
+        self.world.start(np.repeat(frame[None], len(seeds), axis=0), seeds)
         self.frame, self.elapsed = frame.copy(), 0
         if self.render_mode == "human":
             self.render()
@@ -237,11 +245,15 @@ class VideoWorldModelEnv(gym.Env):
         if self.frame is None:
             raise RuntimeError("call reset() before step()")
         actions = self.world.check_actions(np.asarray(action, dtype=np.float64)[None], 1)
-        self.frame = self.world.step(actions, self.temperature)[0]
+        frames = self.world.step(np.repeat(actions, 1 + self.uncertainty_samples, axis=0), self.temperature)
+        self.frame = frames[0]
         self.elapsed += 1
         if self.render_mode == "human":
             self.render()
         info = {"steps_since_anchor": self.world.steps_since_anchor}
+        if self.uncertainty_samples:
+            spread = np.abs(frames[1:].astype(np.float64) - frames[:1]).mean() / 255.0 * 100.0
+            info["uncertainty"] = float(spread)
         return self.frame.copy(), 0.0, False, self.elapsed >= self.max_episode_steps, info
 
     def render(self) -> np.ndarray | None:

@@ -154,10 +154,10 @@ class VideoTask:
         self.tokenizer = None  # no text tokenizer: the vocabulary is codes + action bins + specials
         self.mode, self.horizon, self.context_frames = mode, horizon, context_frames
         self.frame_skip, self.repetition_penalty, self.lpips_kind = frame_skip, repetition_penalty, lpips
-        if tokenizer_dir is None:  # the tokenizer embedded with the base PushT checkpoint
-            import rlvr_sim.assets
+        if tokenizer_dir is None:  # the embedded PushT pose tokenizer
+            from rlvr_sim.resources import asset_path
 
-            tokenizer_dir = str(Path(rlvr_sim.assets.__file__).parent / "pusht_base" / "tokenizer")
+            tokenizer_dir = str(asset_path("pusht_pose") / "tokenizer")
         self.settings = dict(data_dir=str(data_dir), tokenizer_dir=str(tokenizer_dir), horizon=horizon,
                              frame_skip=frame_skip, test_fraction=test_fraction, split_seed=split_seed,
                              train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows)

@@ -1,4 +1,4 @@
-"""The README demo: rolls out the embedded RLVRWorld-Video-v0 and writes a truth-vs-prediction GIF."""
+"""The README demo: drives the embedded RLVRWorld-Video-v0 (four-edge test, held-out replay) into a GIF."""
 
 import importlib.util
 
@@ -11,7 +11,7 @@ def test_run_demo_writes_gif_and_reports(tmp_path):
     from rlvr_sim.envs.video.demo import run_demo
 
     out = tmp_path / "demo.gif"
-    text = run_demo(str(out), steps=3, seed=0, results_path=tmp_path / "missing.json")
+    text = run_demo(str(out), steps=3, seed=0)
     frames = imageio.mimread(out)
-    assert len(frames) == 4 and frames[0].shape[1] > frames[0].shape[0]  # truth | prediction side by side
-    assert "RLVRWorld-Video-v0" in text and "frame MSE" in text and "evaluations/video.py" in text
+    assert len(frames) == 4 + 4 and frames[0].shape[1] > 3 * frames[0].shape[0]  # 4 edge panels, then truth | model
+    assert "RLVRWorld-Video-v0" in text and text.count("sent to") == 4 and "agent error" in text

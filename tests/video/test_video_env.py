@@ -186,3 +186,21 @@ def test_default_embedded_model_works_without_arguments():
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step(env.action_space.sample())
     assert obs.shape == (64, 64, 3) and obs.dtype == np.uint8
+
+
+def test_uncertainty_samples_report_disagreement_without_changing_the_served_world(pose_checkpoint):
+    served = VideoWorldModelEnv(checkpoint=pose_checkpoint)
+    shadowed = VideoWorldModelEnv(checkpoint=pose_checkpoint, uncertainty_samples=3)
+    a, _ = served.reset(seed=5)
+    b, _ = shadowed.reset(seed=5)
+    assert np.array_equal(a, b)
+    spreads = []
+    for target in ([60.0, 256.0], [452.0, 256.0], [256.0, 60.0]):
+        obs_a, *_, info_a = served.step(np.array(target, np.float32))
+        obs_b, *_, info_b = shadowed.step(np.array(target, np.float32))
+        assert np.array_equal(obs_a, obs_b) and "uncertainty" not in info_a
+        spreads.append(info_b["uncertainty"])
+    # an untrained model samples near-uniform codes: its worlds disagree
+    assert all(0.0 <= s <= 100.0 for s in spreads) and max(spreads) > 0.1
+    with pytest.raises(ValueError, match="uncertainty_samples"):
+        VideoWorldModelEnv(checkpoint=pose_checkpoint, uncertainty_samples=-1)
