@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import time
 import zlib
@@ -339,6 +340,9 @@ def run_episodes(
         if ray_address:
             ray.init(address=ray_address)
         else:
+            # Ray renices its workers by +15 unless told otherwise: on a busy machine they would then only
+            # get idle CPU. Keep them at this process's priority (run the script under `nice` for less).
+            os.environ.setdefault("RAY_worker_niceness", "0")
             ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning")
     remote = ray.remote(num_cpus=1)(run_episode)
     # longest first (learned sims), so the tail of the run is not one slow task
