@@ -318,44 +318,64 @@ def write_report(report: dict[str, Any], out_dir: str | Path, name: str = "real2
     return json_path, markdown_path
 
 
+def _spec_key(spec: EpisodeSpec) -> str:
+    return json.dumps([spec.sim_name, spec.policy, spec.episode, spec.seed, spec.horizon, list(spec.task_overrides)])
+
+
 def run_episodes(
     specs: Sequence[EpisodeSpec], use_ray: bool = True, ray_address: str | None = None, num_cpus: int = 2,
-    progress: bool = True,
+    progress: bool = True, log: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Run every spec, as Ray tasks (a local instance with `num_cpus`, or the cluster at `ray_address`)
-    or in this process; results in the order of `specs` either way."""
+    or in this process; results in the order of `specs` either way. With `log`, every finished episode
+    is appended to that JSON-lines file at once and episodes already there are not run again: episodes
+    are deterministic, so an interrupted run resumes exactly."""
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(specs), desc="real2sim rollouts", unit="episode", disable=not progress)
-    if not use_ray:
-        results = []
-        for spec in specs:
-            results.append(run_episode(spec))
-            bar.update()
-        bar.close()
-        return results
-    import ray
+    done: dict[str, dict[str, Any]] = {}
+    if log is not None and Path(log).is_file():
+        for line in Path(log).read_text().splitlines():
+            if line.strip():
+                record = json.loads(line)
+                done[record.pop("key")] = record
+    todo = [s for s in specs if _spec_key(s) not in done]
+    bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc="real2sim rollouts", unit="episode",
+               disable=not progress)  # fmt: skip
+    handle = open(log, "a") if log is not None else None  # noqa: SIM115 (closed below; appended per episode)
 
-    if not ray.is_initialized():
-        if ray_address:
-            ray.init(address=ray_address)
-        else:
-            # Ray renices its workers by +15 unless told otherwise: on a busy machine they would then only
-            # get idle CPU. Keep them at this process's priority (run the script under `nice` for less).
-            os.environ.setdefault("RAY_worker_niceness", "0")
-            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning")
-    remote = ray.remote(num_cpus=1)(run_episode)
-    # longest first (learned sims), so the tail of the run is not one slow task
-    order = sorted(range(len(specs)), key=lambda i: not specs[i].sim.startswith("learned:"))
-    pending = {remote.remote(specs[i]): i for i in order}
-    results: list[dict[str, Any] | None] = [None] * len(specs)
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
-            results[pending.pop(ref)] = ray.get(ref)
-            bar.update()
-    bar.close()
-    return [r for r in results if r is not None]
+    def finish(spec: EpisodeSpec, result: dict[str, Any]) -> None:
+        done[_spec_key(spec)] = result
+        if handle is not None:
+            handle.write(json.dumps({"key": _spec_key(spec), **result}) + "\n")
+            handle.flush()
+        bar.update()
+
+    try:
+        if not use_ray:
+            for spec in todo:
+                finish(spec, run_episode(spec))
+        elif todo:
+            import ray
+
+            if not ray.is_initialized():
+                if ray_address:
+                    ray.init(address=ray_address)
+                else:
+                    # Ray renices its workers by +15 unless told otherwise: on a busy machine they would then
+                    # only get idle CPU. Keep them at this process's priority (run under `nice` for less).
+                    os.environ.setdefault("RAY_worker_niceness", "0")
+                    ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning")
+            remote = ray.remote(num_cpus=1)(run_episode)
+            pending = {remote.remote(spec): spec for spec in todo}
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    finish(pending.pop(ref), ray.get(ref))
+    finally:
+        bar.close()
+        if handle is not None:
+            handle.close()
+    return [done[_spec_key(s)] for s in specs]
 
 
 def success_matrix(results: Sequence[dict[str, Any]], sims: Sequence[str], policies: Sequence[str]) -> np.ndarray:
@@ -516,12 +536,13 @@ def plot_sweep(sweep: dict[str, list[dict[str, Any]]], path: str | Path) -> Path
 
 def rollout_specs(sims: Sequence[str], policies: Sequence[str], episodes: int, seed: int, horizon: int,
                   perturb: tuple[tuple[str, Any], ...] = ()) -> list[EpisodeSpec]:  # fmt: skip
-    """Every (simulator, policy, episode) task; `perturb` applies to the MuJoCo sim only."""
+    """Every (simulator, policy, episode) task, episode by episode (an interrupted run then holds whole
+    episodes); `perturb` applies to the MuJoCo sim only."""
     return [
         EpisodeSpec(sim, policy, episode, seed, horizon, perturb if sim == "mujoco" else ())
+        for episode in range(episodes)
         for sim in sims
         for policy in policies
-        for episode in range(episodes)
     ]
 
 
@@ -546,11 +567,11 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
         raise SystemExit("--sims and --policies must not repeat a name")
     start = time.perf_counter()
     specs = rollout_specs(sims, policies, args.episodes, args.seed, args.horizon)
-    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet)
-    summary = summarise(results, sims, policies, seed=args.seed)
-    report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "episodes_detail": results}
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, out / "episodes.jsonl")
+    summary = summarise(results, sims, policies, seed=args.seed)
+    report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "episodes_detail": results}
     # real2sim.md: the name evaluations/report.py puts in the README's results section
     (out / "real2sim.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "real2sim.md").write_text(rollout_markdown(summary, report["settings"]))
@@ -568,7 +589,10 @@ def perturb_sweep(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[
     specs = rollout_specs(["real"], policies, args.episodes, args.seed, args.horizon)
     for perturb in configs:
         specs += rollout_specs(["mujoco"], policies, args.episodes, args.seed, args.horizon, perturb)
-    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet)
+    specs.sort(key=lambda spec: spec.episode)  # episode by episode, as rollout_specs
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, out / "episodes.jsonl")
     names = ["real"] + [EpisodeSpec("mujoco", "", 0, perturb=p).sim_name for p in configs]
     summary = summarise(results, names, policies, seed=args.seed)
     sweep = {
@@ -577,8 +601,6 @@ def perturb_sweep(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[
         for kind, levels in PERTURBATIONS.items()
     }  # fmt: skip
     report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "sweep": sweep}
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     lines = ["# Real2Sim on PushT: MuJoCo perturbation sweep", "", rollout_markdown(summary, report["settings"]), "",
              "| perturbation | level | Pearson | MMRV |", "|---|---:|---:|---:|"]  # fmt: skip
     for kind, rows in sweep.items():

@@ -42,6 +42,16 @@ def test_episodes_replay_exactly():
     assert run_episode(spec) == run_episode(spec)
 
 
+def test_episode_log_resumes_without_rerunning(tmp_path):
+    log = tmp_path / "episodes.jsonl"
+    specs = rollout_specs(["real"], ["random"], episodes=2, seed=1, horizon=3)
+    first = run_episodes(specs[:1], use_ray=False, progress=False, log=log)
+    both = run_episodes(specs, use_ray=False, progress=False, log=log)
+    assert both[0] == first[0] and len(log.read_text().splitlines()) == 2
+    assert run_episodes(specs, use_ray=False, progress=False, log=log) == both
+    assert len(log.read_text().splitlines()) == 2
+
+
 def test_summary_needs_real_first_and_complete_rollouts():
     results = [{"sim": "real", "policy": "expert", "episode": 0, "success": True, "true_success": True}]
     with pytest.raises(ValueError, match="first simulator"):
