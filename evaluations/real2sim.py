@@ -559,6 +559,16 @@ def _settings(args: argparse.Namespace, argv: Sequence[str] | None, seconds: flo
     }
 
 
+def _episode_log(args: argparse.Namespace) -> Path:
+    """`<out-dir>/episodes.jsonl`, emptied unless `--resume`: its records do not know which code or which
+    checkpoint contents produced them, so only the user can say they still hold."""
+    log = Path(args.out_dir) / "episodes.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if not args.resume:
+        log.write_text("")
+    return log
+
+
 def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
     """`--rollout`: every policy x episode x simulator, then rates, metrics, table, plot."""
     sims = [s.strip() for s in args.sims.split(",") if s.strip()]
@@ -568,8 +578,7 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
     start = time.perf_counter()
     specs = rollout_specs(sims, policies, args.episodes, args.seed, args.horizon)
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, out / "episodes.jsonl")
+    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, _episode_log(args))
     summary = summarise(results, sims, policies, seed=args.seed)
     report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "episodes_detail": results}
     # real2sim.md: the name evaluations/report.py puts in the README's results section
@@ -591,8 +600,7 @@ def perturb_sweep(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[
         specs += rollout_specs(["mujoco"], policies, args.episodes, args.seed, args.horizon, perturb)
     specs.sort(key=lambda spec: spec.episode)  # episode by episode, as rollout_specs
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, out / "episodes.jsonl")
+    results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, _episode_log(args))
     names = ["real"] + [EpisodeSpec("mujoco", "", 0, perturb=p).sim_name for p in configs]
     summary = summarise(results, names, policies, seed=args.seed)
     sweep = {
@@ -666,6 +674,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rollout_args.add_argument("--ray-address", help="a running Ray cluster (default: start a local instance)")
     rollout_args.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance")
     rollout_args.add_argument("--quiet", action="store_true", help="no progress bar")
+    rollout_args.add_argument("--resume", action="store_true", help="keep episodes already in <out-dir>/episodes.jsonl")
     args = parser.parse_args(argv)
     if args.simpler:
         return run_simpler(args.simpler, seed=args.seed)
