@@ -34,6 +34,10 @@ class RunConfig:
     adam_betas: tuple[float, float] = (0.9, 0.999)
     batch_size: int = 32  # global prompts per batch (all processes together)
     micro_batch_size: int = 8  # prompts per forward/backward on one process (memory knob only)
+    # SFT on answers with forced chunks (multi-step video: the true actions between frames): False keeps
+    # them out of the loss, as sampling and GRPO do (they are inputs, not predictions); True also learns
+    # to predict them (the policy's actions), as the embedded PushT base model was trained.
+    learn_forced: bool = False
     # GRPO (PAPER.md: G=5 language / 16 video, clip 0.2, k3 KL 1e-3, token-mean, one PPO epoch)
     group_size: int = 5
     mini_batches: int = 1  # optimizer updates per sampled batch (paper: 128 prompts / mini-batch 64 -> 2)
@@ -137,6 +141,7 @@ def _validate(c: RunConfig) -> None:
         (lambda: isinstance(c.batch_size, int) and c.batch_size >= 1, "batch_size must be an integer >= 1"),
         (lambda: isinstance(c.micro_batch_size, int) and c.micro_batch_size >= 1, "micro_batch_size must be >= 1"),
         (lambda: isinstance(c.group_size, int) and c.group_size >= 1, "group_size must be an integer >= 1"),
+        (lambda: isinstance(c.learn_forced, bool), "learn_forced must be true or false"),
         (lambda: isinstance(c.mini_batches, int) and c.mini_batches >= 1, "mini_batches must be >= 1"),
         (lambda: c.batch_size % c.mini_batches == 0, "batch_size must be divisible by mini_batches"),
         (lambda: _number(c.clip_eps) and 0 < c.clip_eps < 1, "clip_eps must be in (0, 1)"),

@@ -26,7 +26,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-DEFAULT_CHECKPOINT = "pusht_rlvr"  # under rlvr_sim/assets
+DEFAULT_CHECKPOINT = "pusht_pose_rlvr"  # under rlvr_sim/assets
 TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
 
 
@@ -202,7 +202,7 @@ class VideoWorldModelEnv(gym.Env):
     ## Episode End
     Truncated after `max_episode_steps`; never terminated.
     ## Arguments
-    `checkpoint` (path or embedded name, default "pusht_rlvr"), `render_mode` ("rgb_array" | "human"),
+    `checkpoint` (path or embedded name, default "pusht_pose_rlvr"), `render_mode` ("rgb_array" | "human"),
     `max_episode_steps` (100), `temperature` (1.0; 0 = greedy), `uncertainty_samples` (0): K > 0 rolls K
     more sampled worlds beside the served one (same start and actions, other seeds) and reports, per step,
     `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the [0, 255]

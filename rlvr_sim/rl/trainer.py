@@ -30,7 +30,23 @@ from rlvr_sim.models.lm import CheckpointError, apply_lora, build_model, load_mo
 from rlvr_sim.rl.losses import completion_logprobs, group_advantages, grpo_token_loss, sft_loss_sum
 from rlvr_sim.rl.sampler import left_pad, sample
 from rlvr_sim.tasks import make_task
+from rlvr_sim.tasks.base import Example
 
+
+def answer_loss_mask(example: Example, interleave_every: int | None) -> torch.Tensor:
+    """1 for the answer tokens SFT learns, 0 for forced tokens (e.g. the true actions between video frames:
+    they are given to the world model, not predicted by it, exactly as in sampling and GRPO)."""
+    mask = torch.ones(len(example.answer_ids), dtype=torch.long)
+    if example.forced is None or not interleave_every:
+        return mask
+    position = 0
+    for chunk in example.forced:
+        position += interleave_every
+        if position >= len(mask):
+            break
+        mask[position : position + len(chunk)] = 0
+        position += len(chunk)
+    return mask
 
 class RewardError(ValueError):
     """A task's reward function returned something unusable (NaN, wrong count, not a number)."""
@@ -188,7 +204,8 @@ class Trainer:
         examples = [self.train_examples[i] for i in indices]
         if any(not e.answer_ids for e in examples):
             raise ValueError(f"task {c.task!r} has training examples without answer_ids; SFT needs them")
-        n_tokens = self._all_sum([sum(len(e.answer_ids) for e in examples)])[0]
+        every = None if c.learn_forced else self.spec.interleave_every
+        n_tokens = self._all_sum([sum(int(answer_loss_mask(e, every).sum()) for e in examples)])[0]
         pad = self.task.pad_token_id
         loss_total = 0.0
         for start in range(0, len(examples), c.micro_batch_size):
@@ -196,7 +213,7 @@ class Trainer:
             ids, mask = left_pad([e.prompt_ids + e.answer_ids for e in micro], pad)
             loss_mask = torch.zeros_like(mask)
             for row, e in enumerate(micro):
-                loss_mask[row, ids.shape[1] - len(e.answer_ids) :] = 1
+                loss_mask[row, ids.shape[1] - len(e.answer_ids) :] = answer_loss_mask(e, every)
             loss = sft_loss_sum(self.model, ids.to(self.device), mask.to(self.device), loss_mask.to(self.device))
             (loss / n_tokens).backward()
             loss_total += float(loss.detach())

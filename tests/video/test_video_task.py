@@ -97,3 +97,43 @@ def test_checkpoint_meta_and_bad_arguments(setup):
         make_task("pusht", mode="single", context_frames=9, **kwargs)
     with pytest.raises(FileNotFoundError):
         make_task("pusht", **{**kwargs, "tokenizer_dir": "/nonexistent"})
+
+
+@pytest.fixture(scope="module")
+def pose_setup(tmp_path_factory):
+    """Real gym-pusht episodes (the object reward reads poses with the pixel judge) and the pose tokenizer."""
+    pytest.importorskip("gym_pusht")
+    from rlvr_sim.envs.video.collect import collect
+
+    from rlvr_sim.models.pose_tokenizer import PoseTokenizer
+
+    root = tmp_path_factory.mktemp("pose_task")
+    collect(root / "data", episodes=4, seed=0, max_steps=40, mix="expert:1,random:1")
+    PoseTokenizer().save(root / "tok")
+    return dict(data_dir=str(root / "data"), tokenizer_dir=str(root / "tok"), horizon=4, test_fraction=0.25,
+                train_stride=2, test_stride=2, lpips="st-lpips")
+
+
+def test_object_reward_scores_the_truth_near_zero_and_lost_objects_worst(pose_setup):
+    from rlvr_sim.metrics.pusht_pixels import WORST_OBJECT_SCORE
+
+    task = make_task("pusht", reward_kind="object", **pose_setup)
+    assert task.worst_reward == -WORST_OBJECT_SCORE and task.codec.cond_tokens == 5
+    examples = task.examples("test")[:3]
+    prompts, metas = [e.prompt_ids for e in examples], [e.metadata for e in examples]
+    gold = task.reward(prompts, [e.answer_ids for e in examples], metas)
+    assert all(-3.0 < r <= 0.0 for r in gold)  # the tokenizer's own quantisation and judge error only
+    slot = task.frame_tokenizer.config.slot_size
+    far = []
+    for e in examples:
+        answer = list(e.answer_ids)
+        answer[0] = (answer[0] + 60) % slot  # agent x moved 60 bins (30 px) in the first frame
+        far.append(answer)
+    assert all(f < g - 3.0 for f, g in zip(task.reward(prompts, far, metas), gold))
+    lost = [[task.frame_tokenizer.config.bins] * 5 + e.answer_ids[5:] for e in examples]  # agent code "absent"
+    assert all(r < g for r, g in zip(task.reward(prompts, lost, metas), gold))
+    assert task.reward(prompts, [[0, 1]] * 3, metas) == [task.worst_reward] * 3  # unparseable: the worst
+    both = make_task("pusht", reward_kind="both", **pose_setup)
+    assert both.worst_reward == WORST_REWARD - WORST_OBJECT_SCORE / 10
+    with pytest.raises(ValueError, match="reward_kind"):
+        make_task("pusht", reward_kind="pixels", **pose_setup)
