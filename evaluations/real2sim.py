@@ -17,7 +17,7 @@ every policy sees frames only, and success is judged on frames by the same pixel
 over episodes, Pearson/MMRV per simulator bootstrap intervals over the (paired) episodes.
 
     python evaluations/real2sim.py --rollout
-    python evaluations/real2sim.py --rollout --sims real,mujoco,learned:assets/pusht_rlvr --episodes 20
+    python evaluations/real2sim.py --rollout --sims real,mujoco,learned:assets/pusht_pose_rlvr --episodes 20
     python evaluations/real2sim.py --rollout --ray-address ray://head:10001   # a Ray cluster
     python evaluations/real2sim.py --perturb-sweep                           # MuJoCo gaps vs ranking
     python evaluations/real2sim.py --simpler PutCarrotOnPlateInScene-v1      # ManiSkill3, if installed
@@ -49,7 +49,7 @@ from rlvr_sim.metrics.real2sim import (
 )
 
 DEFAULT_POLICIES = ("expert", "good", "laggy", "mediocre", "poor", "bc", "random")
-DEFAULT_SIMS = "real,mujoco,learned:pusht_rlvr"
+DEFAULT_SIMS = "real,mujoco,learned:pusht_pose_rlvr"
 DEFAULT_OUT = "evaluations/results/real2sim_pusht"
 MUJOCO_ID = "RLVRSim/PushT-MuJoCo-v0"
 # --perturb-sweep: for each gap of the MuJoCo sim to gym-pusht, the levels charted (the first is none).
