@@ -25,7 +25,7 @@ EVALUATIONS = {
 
 def _call(module: str, function: str, argv: list[str]) -> int:
     result = getattr(importlib.import_module(module), function)(argv)
-    return int(result or 0)
+    return result if isinstance(result, int) else 0  # evaluation mains return their results (a dict): success
 
 
 def reward_curve(history: list[dict], width: int = 40) -> str:
