@@ -45,6 +45,16 @@ EDGE_TARGETS = np.array([(60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 4
 ERRORS = ("agent_px", "block_px", "angle_deg")
 
 
+class GreedyWorld:
+    """A world decoded greedily (temperature 0: the most likely token every time), for `--greedy` rows."""
+
+    def __init__(self, world: VideoWorldModel) -> None:
+        self.world = world
+
+    def rollout(self, frames: np.ndarray, actions: np.ndarray, seeds: list[int]) -> np.ndarray:
+        return self.world.rollout(frames, actions, seeds, temperature=0.0)
+
+
 def _ci(values: np.ndarray) -> dict[str, float]:
     low, high = bootstrap_ci(values)
     return {"mean": float(np.mean(values)), "low": low, "high": high}
@@ -342,6 +352,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="more checkpoints to compare, e.g. 'RLVR (MAE+LPIPS)=runs/x/final'")
     parser.add_argument("--windows", type=int, default=128, help="held-out windows for the rollout table")
     parser.add_argument("--starts", type=int, default=16, help="start states for the action-response tests")
+    parser.add_argument("--greedy", action="store_true",
+                        help="also roll every model out greedily (temperature 0) in the rollout and action tables")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None,
                         help="output path without extension (default: <clone>/evaluations/results/video)")
@@ -375,11 +387,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {"checkpoints": checkpoints, "data": args.data, "lpips_variant": lpips.name,
                                "frame_skip": settings["frame_skip"], "train_horizon": settings["horizon"]}
     results["judge"] = judge_validation(test_paths, base.image_size, settings["frame_skip"])
-    results["rollouts"], per_window = rollout_rows(long_task, worlds, args.windows, args.seed, lpips)
-    pairs = [("copy-last-frame", name) for name in worlds] + [("base", name) for name in worlds if name != "base"]
+    rolled = {**worlds, **({f"{name} (greedy)": GreedyWorld(world) for name, world in worlds.items()}
+                           if args.greedy else {})}
+    results["rollouts"], per_window = rollout_rows(long_task, rolled, args.windows, args.seed, lpips)
+    pairs = [("copy-last-frame", name) for name in rolled] + [("base", name) for name in worlds if name != "base"]
+    pairs += [("base (greedy)", f"{name} (greedy)") for name in worlds if name != "base" and args.greedy]
     results["gains"] = gains(per_window, pairs)
     states = start_states(long_task, args.starts)
-    results["action_response"] = action_response(worlds, states, settings["frame_skip"], base.image_size, args.seed)
+    results["action_response"] = action_response(rolled, states, settings["frame_skip"], base.image_size, args.seed)
     single_task = VideoTask(mode="single", horizon=4, context_frames=4, **common)
     results["single"] = single_step(single_task, {name: world.model for name, world in worlds.items()},
                                     args.windows, args.seed, lpips)

@@ -15,6 +15,7 @@ with codec and action ranges + `tokenizer/` + optional `start_frames.npz`).
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-DEFAULT_CHECKPOINT = "pusht_pose_rlvr"  # under rlvr_sim/assets
+DEFAULT_CHECKPOINT = "pusht_pose_rlvr_perceptual"  # under rlvr_sim/assets: the best decoded greedily (docs/video.md)
 TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
 
 
@@ -202,11 +203,14 @@ class VideoWorldModelEnv(gym.Env):
     ## Episode End
     Truncated after `max_episode_steps`; never terminated.
     ## Arguments
-    `checkpoint` (path or embedded name, default "pusht_pose_rlvr"), `render_mode` ("rgb_array" | "human"),
-    `max_episode_steps` (100), `temperature` (1.0; 0 = greedy), `uncertainty_samples` (0): K > 0 rolls K
-    more sampled worlds beside the served one (same start and actions, other seeds) and reports, per step,
-    `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the [0, 255]
-    range), the model's own disagreement with itself, a cheap signal of where not to trust it.
+    `checkpoint` (path or embedded name, default "pusht_pose_rlvr_perceptual"), `render_mode` ("rgb_array" | "human"),
+    `max_episode_steps` (100), `temperature` (0.0 = greedy, the most likely next frame: on held-out data it
+    keeps the T where gym-pusht keeps it far better than sampling at 1.0, see docs/video.md; 1.0 samples
+    the model's distribution), `uncertainty_samples` (0): K > 0 rolls K more worlds beside the served one,
+    sampled at `uncertainty_temperature` (1.0) from the same start and actions with other seeds, and reports
+    per step `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the
+    [0, 255] range), the model's disagreement with itself, a cheap signal of where not to trust it. The
+    served world is unchanged by them (a separate batch).
     ## Version History
     v0: initial release.
     """
@@ -214,13 +218,14 @@ class VideoWorldModelEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 4}
 
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
-                 temperature: float = 1.0, uncertainty_samples: int = 0) -> None:
+                 temperature: float = 0.0, uncertainty_samples: int = 0, uncertainty_temperature: float = 1.0) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         if uncertainty_samples < 0:
             raise ValueError(f"uncertainty_samples must be >= 0, got {uncertainty_samples}")
-        self.uncertainty_samples = uncertainty_samples
+        self.uncertainty_samples, self.uncertainty_temperature = uncertainty_samples, uncertainty_temperature
         self.world = VideoWorldModel(checkpoint)
+        self.shadow = copy.copy(self.world) if uncertainty_samples else None  # shares the model, own state
         self.checkpoint = str(self.world.checkpoint)
         self.render_mode, self.max_episode_steps, self.temperature = render_mode, max_episode_steps, temperature
         size = self.world.image_size
@@ -235,7 +240,9 @@ class VideoWorldModelEnv(gym.Env):
         super().reset(seed=seed)
         frame, index = _start_frame(self.world, self.np_random, (options or {}).get("frame"))
         seeds = [int(self.np_random.integers(2**62)) for _ in range(1 + self.uncertainty_samples)]
-        self.world.start(np.repeat(frame[None], len(seeds), axis=0), seeds)
+        self.world.start(frame[None], seeds[:1])
+        if self.shadow is not None:
+            self.shadow.start(np.repeat(frame[None], self.uncertainty_samples, axis=0), seeds[1:])
         self.frame, self.elapsed = frame.copy(), 0
         if self.render_mode == "human":
             self.render()
@@ -245,15 +252,14 @@ class VideoWorldModelEnv(gym.Env):
         if self.frame is None:
             raise RuntimeError("call reset() before step()")
         actions = self.world.check_actions(np.asarray(action, dtype=np.float64)[None], 1)
-        frames = self.world.step(np.repeat(actions, 1 + self.uncertainty_samples, axis=0), self.temperature)
-        self.frame = frames[0]
+        self.frame = self.world.step(actions, self.temperature)[0]
         self.elapsed += 1
         if self.render_mode == "human":
             self.render()
         info = {"steps_since_anchor": self.world.steps_since_anchor}
-        if self.uncertainty_samples:
-            spread = np.abs(frames[1:].astype(np.float64) - frames[:1]).mean() / 255.0 * 100.0
-            info["uncertainty"] = float(spread)
+        if self.shadow is not None:
+            others = self.shadow.step(np.repeat(actions, self.uncertainty_samples, axis=0), self.uncertainty_temperature)
+            info["uncertainty"] = float(np.abs(others.astype(np.float64) - self.frame).mean() / 255.0 * 100.0)
         return self.frame.copy(), 0.0, False, self.elapsed >= self.max_episode_steps, info
 
     def render(self) -> np.ndarray | None:
@@ -307,7 +313,7 @@ class VideoWorldModelVectorEnv(VectorEnv):
     metadata = {"render_modes": ["rgb_array", "human"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, checkpoint: str | None = None, render_mode: str | None = None,
-                 max_episode_steps: int = 100, temperature: float = 1.0) -> None:
+                 max_episode_steps: int = 100, temperature: float = 0.0) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

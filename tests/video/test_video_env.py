@@ -117,7 +117,7 @@ def test_env_samples_what_the_grpo_and_evaluation_sampler_samples(checkpoint, po
     assert np.array_equal(np.stack(world.history_codes[1:], axis=1)[0], sampled)
     rolled = VideoWorldModel(path).rollout(frame[None], actions[None], [seed])[0]
     assert np.array_equal(rolled, np.concatenate(stepped))
-    env = VideoWorldModelEnv(checkpoint=path)
+    env = VideoWorldModelEnv(checkpoint=path, temperature=1.0)
     env.reset(seed=0, options={"frame": frame})
     env.world.start(frame[None], [seed])  # the env's own seed draw replaced by the test's
     assert np.array_equal(np.stack([env.step(a.astype(np.float32))[0] for a in actions]), rolled)
