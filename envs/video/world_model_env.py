@@ -6,8 +6,9 @@ start frame as the *anchor*; every `step` appends the binned action and samples 
 from the KV cache through the sampler's `DecodeSession` (the decoding loop GRPO and the evaluations
 use), then decodes them to pixels. After `horizon` steps (the window the model was trained on) the
 context rolls: the frame `horizon // 2` steps back becomes the anchor and the later frames and actions
-are kept as context (so the model still sees the motion), and the cache is rebuilt. `VideoWorldModelVectorEnv` runs N such worlds as one batch of rows through the
-same LM calls, so `gym.make_vec(..., num_envs=N)` costs far less than N envs in a loop.
+are kept as context (so the model still sees the motion), and the cache is rebuilt.
+`VideoWorldModelVectorEnv` runs N such worlds as one batch of rows through the same LM calls, so
+`gym.make_vec(..., num_envs=N)` costs far less than N envs in a loop.
 
 This module imports no training code: it needs the checkpoint directory (HF Llama + `rlvr_sim.json`
 with codec and action ranges + `tokenizer/` + optional `start_frames.npz`).
