@@ -224,6 +224,55 @@ def _response_row(pred: np.ndarray, truth: np.ndarray, start: np.ndarray, action
             "block_err_px": float(block["block_px"].mean()), "angle_err_deg": float(block["angle_deg"].mean())}
 
 
+# ------------------------------------------------------------------------------------------ uncertainty
+def uncertainty_relation(checkpoint: str | Path, task: VideoTask, n_windows: int, samples: int, steps: int,
+                         seed: int, plot: Path | None = None) -> dict[str, Any]:
+    """Does the env's `info["uncertainty"]` (disagreement of `samples` extra sampled worlds) flag the steps
+    where the served world is wrong? Per step of held-out windows under the true actions: uncertainty vs
+    the served frame's object score against the true frame (judge), Pearson / Spearman and the error by
+    uncertainty quartile."""
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModelEnv
+    from scipy.stats import pearsonr, spearmanr
+
+    from rlvr_sim.metrics.pusht_pixels import object_score
+
+    env = VideoWorldModelEnv(checkpoint=str(checkpoint), uncertainty_samples=samples, max_episode_steps=10_000)
+    w = task.windows["test"]
+    n = min(n_windows, len(w.context))
+    actions = task.action_bins.decode(w.action_bins[:n])
+    spread, served = [], []
+    for i in range(n):
+        env.reset(seed=seed + i, options={"frame": w.context[i]})
+        for t in range(min(steps, actions.shape[1])):
+            frame, *_, info = env.step(actions[i, t].astype(np.float32))
+            spread.append(info["uncertainty"])
+            served.append(frame)
+    truth = w.future[:n, : min(steps, actions.shape[1])].reshape(-1, *w.future.shape[2:])
+    error = object_score(object_errors(judge_states(np.stack(served)), judge_states(truth)))
+    spread = np.array(spread)
+    quartiles = np.quantile(spread, [0.25, 0.5, 0.75])
+    bins = np.digitize(spread, quartiles)
+    out = {"checkpoint": str(checkpoint), "samples": samples, "steps": len(spread),
+           "pearson": float(pearsonr(spread, error)[0]), "spearman": float(spearmanr(spread, error)[0]),
+           "error_by_uncertainty_quartile": [float(error[bins == q].mean()) for q in range(4)],
+           "uncertainty_quartiles": [float(q) for q in quartiles]}
+    if plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(4.5, 3.5))
+        ax.scatter(spread, error, s=6, alpha=0.4)
+        ax.set_xlabel("info['uncertainty'] (% pixel disagreement)")
+        ax.set_ylabel("served frame's object error vs gym-pusht")
+        ax.set_title(f"Spearman {out['spearman']:.2f}, {len(spread)} steps")
+        fig.tight_layout()
+        fig.savefig(plot, dpi=120)
+        plt.close(fig)
+    return out
+
+
 # ----------------------------------------------------------------------------------------- 4. single
 def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: int, lpips: Any) -> dict[str, Any]:
     """4 true context frames -> the next frame, sampled with the GRPO sampler (`sample`)."""
@@ -294,6 +343,13 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append(f"| {name} | {r['agent_err_px']:.2f} | {r['within_3px_of_truth_pct']:.1f} | "
                          f"{r['within_3px_of_target_pct']:.1f} | {r['displacement_corr']:.3f} | "
                          f"{r['block_err_px']:.2f} | {r['angle_err_deg']:.1f} |")
+    if "uncertainty" in results:
+        u = results["uncertainty"]
+        q = ", ".join(f"{e:.1f}" for e in u["error_by_uncertainty_quartile"])
+        lines += ["", f"**Knowing when not to trust it**: `info['uncertainty']` ({u['samples']} extra samples) vs the "
+                  f"served frame's object error (agent px + T px + angle / 5) over {u['steps']} held-out steps of "
+                  f"`{u['checkpoint']}`: Pearson {u['pearson']:.2f}, Spearman {u['spearman']:.2f}; mean error by "
+                  f"uncertainty quartile (low to high): {q}."]
     single = results["single"]
     lines += ["", f"**Single-step** ({single['context_frames']} context frames -> next; {single['windows']} windows)",
               "", "| model | MSE x1e3 | LPIPS | agent px | block px | angle deg |", "|---|---|---|---|---|---|"]
@@ -352,6 +408,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="more checkpoints to compare, e.g. 'RLVR (MAE+LPIPS)=runs/x/final'")
     parser.add_argument("--windows", type=int, default=128, help="held-out windows for the rollout table")
     parser.add_argument("--starts", type=int, default=16, help="start states for the action-response tests")
+    parser.add_argument("--uncertainty", type=int, default=0, metavar="K",
+                        help="also relate the default env's info['uncertainty'] (K extra samples) to its real error")
     parser.add_argument("--greedy", action="store_true",
                         help="also roll every model out greedily (temperature 0) in the rollout and action tables")
     parser.add_argument("--seed", type=int, default=0)
@@ -402,6 +460,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     out = Path(args.out) if args.out else results_dir() / "video"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.uncertainty:
+        default = checkpoints.get("RLVR (MAE+LPIPS)", args.base)
+        results["uncertainty"] = uncertainty_relation(default, long_task, min(args.windows, 32), args.uncertainty,
+                                                      16, args.seed, out.with_name(out.name + "_uncertainty.png"))
     write_pictures(worlds, long_task, states, out, settings["frame_skip"], args.seed)
     results["seconds"] = round(time.time() - start, 1)
     results["command"] = "python evaluations/video.py " + " ".join(argv if argv is not None else sys.argv[1:])
