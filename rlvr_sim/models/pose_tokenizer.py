@@ -152,7 +152,8 @@ class PoseTokenizer:
                 pygame.draw.polygon(screen, _lighter(_BLOCK), [*polygon, polygon[0]])
                 for i in range(len(polygon)):
                     _fat_segment(screen, polygon[i], polygon[(i + 1) % len(polygon)], 2, _BLOCK)
-        return np.transpose(np.array(pygame.surfarray.pixels3d(screen)), (1, 0, 2)).copy()
+        size = int(WORLD_SIZE)  # row-major RGB bytes: already (y, x, channel), no strided transpose
+        return np.frombuffer(pygame.image.tobytes(screen, "RGB"), np.uint8).reshape(size, size, 3)
 
     # ---- the FrameTokenizer API ----
     def encode(self, frames: np.ndarray, context: np.ndarray | None = None, mode: str = "absolute",
