@@ -1,23 +1,26 @@
-"""Video world-model task (registered as "pusht"): frames and actions as tokens, perceptual reward.
+"""Video world-model task (registered as "pusht"): frames and actions as tokens, verifiable frame rewards.
 
-Vocabulary: [visual codes | action bins | specials] = [0, C) FSQ codes of the compressive tokenizer,
-[C, C + 256 A) action bins (256 per action dimension, dimension d owns [C + 256 d, C + 256 (d + 1))),
-then PAD and BOS. A window of the data starts at an anchor frame x_0 and lays out
+Vocabulary: [frame codes | action bins | specials] = [0, C) codes of the frame tokenizer (the PushT pose
+tokenizer: 5 per frame; or the learned compressive FSQ tokenizer), [C, C + 256 A) action bins (256 per
+action dimension, dimension d owns [C + 256 d, C + 256 (d + 1))), then PAD and BOS. A window of the data
+starts at an anchor frame x_0 and lays out
 
-    BOS | x_0 absolute codes (abs_grid^2) | a_0 | f_1 | a_1 | f_2 | ... | a_{T-1} | f_T
+    BOS | x_0 absolute codes | a_0 | f_1 | a_1 | f_2 | ... | a_{T-1} | f_T
 
-where f_t are the conditional codes of x_t given x_0 (cond_grid^2 tokens each) and a_t the binned
-action that moves x_t to x_{t+1}. Two example kinds share that layout, so one MLE model serves both:
-- multi-step (`mode="multi"`, PAPER.md): prompt BOS x_0 a_0; the model generates f_1..f_T and the
-  ground-truth a_1..a_{T-1} are forced in between (sampler interleaving; never in the RL loss);
+where f_t are the codes of x_t (conditional on x_0 for the FSQ tokenizer) and a_t the binned action that
+moves x_t to x_{t+1}. Two example kinds share that layout, so one MLE model serves both:
+- multi-step (`mode="multi"`, RLVR-World's video setting): prompt BOS x_0 a_0; the model generates
+  f_1..f_T and the ground-truth a_1..a_{T-1} are forced in between (sampler interleaving; never in the
+  RL loss, and in the SFT loss only with `learn_forced`);
 - single-step (`mode="single"`): prompt holds k context frames (x_0 and f_1..f_{k-1} with actions);
   the model generates f_k.
-Reward (PAPER.md): predicted codes are decoded with the true anchor frame, and each predicted frame
-scores -(MAE + LPIPS) against the true frame ([0, 1] pixels, LPIPS on [-1, 1]), averaged over frames;
-an optional repetition penalty subtracts `repetition_penalty` when a predicted frame repeats the one
-before it where the truth changed (see `rlvr_sim.metrics.video.repetition_rate`). A completion too short
-for the layout gets the worst reward, `WORST_REWARD` = -2; a frame holding a non-code token (an action
-or special token where a frame token belongs) is scored as the worst frame, MAE + LPIPS = 2.
+Reward, by `reward_kind`: predicted codes are decoded (with the true anchor frame) and each predicted
+frame is scored against the true frame, averaged over frames: "perceptual" -(MAE + LPIPS) (the paper's;
+[0, 1] pixels, LPIPS on [-1, 1]), "object" -(agent px + T px + T angle / 5) read by the pixel judge,
+"both" their sum (object / 10). An optional repetition penalty subtracts `repetition_penalty` when a
+predicted frame repeats the one before it where the truth changed (`rlvr_sim.metrics.video.repetition_rate`).
+A completion too short for the layout gets `worst_reward`; a frame holding a non-code token (an action or
+special token where a frame token belongs) is scored as the worst frame.
 """
 
 from __future__ import annotations
