@@ -5,9 +5,13 @@ cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # the local CPU build first, so that nothing below pulls a multi-GB CUDA build of torch
 python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[dev,data,video,web,bench]"
+python -m pip install -q -e ".[dev,data,video,web,bench,real2sim]"
 if ! command -v chromium >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null
+fi
+# MuJoCo renders offscreen through EGL (Mesa llvmpipe on a CPU-only machine)
+if ! ldconfig -p | grep -q "libEGL_mesa.so"; then
+  (apt-get update -qq && apt-get install -y -qq libegl1 libegl-mesa0 libgl1-mesa-dri) >/dev/null
 fi
 export SDL_VIDEODRIVER=dummy MUJOCO_GL=egl
 set +e
