@@ -34,14 +34,14 @@ import numpy as np
 import torch
 from rlvr_sim.envs.video.world_model_env import VideoWorldModel
 
-from rlvr_sim.metrics.pusht_pixels import PIXELS_PER_WORLD, judge_states, object_errors
+from rlvr_sim.data.episodes import resize_frames
+from rlvr_sim.metrics.pusht_pixels import EDGE_TARGETS, PIXELS_PER_WORLD, judge_states, object_errors
 from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
 from rlvr_sim.metrics.video import mse, perceptual_metric
 from rlvr_sim.rl.sampler import sample
 from rlvr_sim.tasks.video import VideoTask
 
 HORIZONS = (1, 4, 8, 16, 32)
-EDGE_TARGETS = np.array([(60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 452.0)])
 ERRORS = ("agent_px", "block_px", "angle_deg")
 
 
@@ -144,15 +144,6 @@ def gains(per_window: dict[str, np.ndarray], pairs: list[tuple[str, str]]) -> di
 
 
 # ------------------------------------------------------------------------------------ 3. action response
-def _resize(frames: np.ndarray, size: int) -> np.ndarray:
-    import cv2
-
-    if frames.shape[1:3] == (size, size):
-        return frames
-    interpolation = cv2.INTER_AREA if frames.shape[1] >= size else cv2.INTER_LINEAR  # as the episode loader
-    return np.stack([cv2.resize(frame, (size, size), interpolation=interpolation) for frame in frames])
-
-
 def pusht_truth(state: np.ndarray, actions: np.ndarray, action_repeat: int,
                 size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """gym-pusht from `state` under `actions` (each held `action_repeat` env steps): the start frame,
@@ -162,13 +153,13 @@ def pusht_truth(state: np.ndarray, actions: np.ndarray, action_repeat: int,
 
     env = gym.make("gym_pusht/PushT-v0", obs_type="pixels", observation_width=96, observation_height=96)
     obs, info = env.reset(seed=0, options={"reset_to_state": np.asarray(state, dtype=np.float64)})
-    start = _resize(obs[None], size)[0]
+    start = resize_frames(obs[None], size)[0]
     states, frames = [], []
     for action in actions:
         for _ in range(action_repeat):
             obs, _, _, _, info = env.step(np.asarray(action, dtype=np.float32))
         states.append(np.concatenate([info["pos_agent"], info["block_pose"]]))
-        frames.append(_resize(obs[None], size)[0])
+        frames.append(resize_frames(obs[None], size)[0])
     env.close()
     return start, np.array(states), np.stack(frames)
 

@@ -12,9 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-EDGE_TARGETS = ((60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 452.0))
-WORLD_TO_PX = 64.0 / 512.0
-
 
 def run_demo(out_gif: str, steps: int = 8, seed: int = 0, checkpoint: str | None = None) -> str:
     """Four-edge test and a held-out replay through `gym.make("RLVRWorld-Video-v0")`; writes `out_gif`."""
@@ -22,7 +19,7 @@ def run_demo(out_gif: str, steps: int = 8, seed: int = 0, checkpoint: str | None
     import imageio.v2 as imageio
 
     import rlvr_sim  # noqa: F401  (registers RLVRWorld-Video-v0)
-    from rlvr_sim.metrics.pusht_pixels import judge_states
+    from rlvr_sim.metrics.pusht_pixels import EDGE_TARGETS, PIXELS_PER_WORLD, judge_states
     from rlvr_sim.metrics.video import mse
 
     kwargs = {} if checkpoint is None else {"checkpoint": checkpoint}
@@ -41,9 +38,9 @@ def run_demo(out_gif: str, steps: int = 8, seed: int = 0, checkpoint: str | None
         edge_panels.append(np.stack(frames))
         agent = judge_states(frames[-1][None])[0, :2]
         where = "not visible" if not np.isfinite(agent).all() else (
-            f"({agent[0] * WORLD_TO_PX:.1f}, {agent[1] * WORLD_TO_PX:.1f}) px, "
-            f"{np.linalg.norm(agent - target) * WORLD_TO_PX:.1f} px from the target")
-        lines.append(f"  sent to ({target[0] * WORLD_TO_PX:.1f}, {target[1] * WORLD_TO_PX:.1f}) px: agent at {where}")
+            f"({agent[0] * PIXELS_PER_WORLD:.1f}, {agent[1] * PIXELS_PER_WORLD:.1f}) px, "
+            f"{np.linalg.norm(agent - target) * PIXELS_PER_WORLD:.1f} px from the target")
+        lines.append(f"  sent to ({target[0] * PIXELS_PER_WORLD:.1f}, {target[1] * PIXELS_PER_WORLD:.1f}) px: agent at {where}")
     steps = min(steps, len(actions))
     frame, _ = env.reset(seed=seed, options={"frame": start})
     predicted = [frame]
@@ -66,8 +63,8 @@ def run_demo(out_gif: str, steps: int = 8, seed: int = 0, checkpoint: str | None
     truth_agent = judge_states(truth[1:])[:, :2]
     model_error = np.nan_to_num(np.linalg.norm(truth_agent - judge_states(pred[1:])[:, :2], axis=1), nan=256.0)
     copy_error = np.linalg.norm(truth_agent - judge_states(start[None])[0, :2], axis=1)
-    lines += [f"replay of the recorded actions, {steps} steps: agent error {model_error.mean() * WORLD_TO_PX:.2f} px "
-              f"(copying the start frame: {copy_error.mean() * WORLD_TO_PX:.2f} px), "
+    lines += [f"replay of the recorded actions, {steps} steps: agent error {model_error.mean() * PIXELS_PER_WORLD:.2f} px "
+              f"(copying the start frame: {copy_error.mean() * PIXELS_PER_WORLD:.2f} px), "
               f"frame MSE {frame_mse.mean():.5f} (copying: {copy_mse.mean():.5f})",
               f"GIF (four-edge panels, then truth | prediction) -> {out_gif}"]
     return "\n".join(lines)

@@ -100,7 +100,7 @@ class VideoWorldModel:
 
     def start(self, frames: np.ndarray, seeds: list[int]) -> None:
         """Anchor every row at its frame (its absolute codes); the LM is prefilled at the first step."""
-        from rlvr_sim.models.visual_tokenizer import ABSOLUTE
+        from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL
 
         if len(seeds) != len(frames):
             raise ValueError(f"got {len(seeds)} seeds for {len(frames)} frames")
@@ -110,7 +110,8 @@ class VideoWorldModel:
         codes = self.tokenizer.encode(frames, None, ABSOLUTE)
         self.prefix = [[self.codec.bos_id, *map(int, row)] for row in codes]
         # history since the anchor, for the rolling context: codes of each frame and the action bins
-        self.history_codes = [self.tokenizer.encode(frames, frames, "conditional")]
+        own = codes if self.tokenizer.context_free else self.tokenizer.encode(frames, frames, CONDITIONAL)
+        self.history_codes = [own]
         self.history_frames, self.history_bins = [frames.copy()], []
         self.session = None
         self.steps_since_anchor = 0

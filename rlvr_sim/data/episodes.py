@@ -41,7 +41,8 @@ class Episode:
         return len(self.images)
 
 
-def _resize(frames: np.ndarray, size: int) -> np.ndarray:
+def resize_frames(frames: np.ndarray, size: int) -> np.ndarray:
+    """(T, H, W, 3) frames -> (T, size, size, 3): area averaging when shrinking, bilinear when growing."""
     import cv2
 
     if frames.shape[1:3] == (size, size):
@@ -122,7 +123,7 @@ def load_episode(
         chunks = [actions[start : start + frame_skip] for start in kept[:-1]]
         actions = np.stack([chunk.mean(axis=0) for chunk in chunks]).astype(np.float32)
         images = images[kept]
-    return Episode(_resize(images, image_size), actions, str(path), metadata)
+    return Episode(resize_frames(images, image_size), actions, str(path), metadata)
 
 
 def episode_paths(directory: str | Path) -> list[Path]:

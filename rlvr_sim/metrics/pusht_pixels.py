@@ -138,6 +138,9 @@ POSITION_ERROR_CAP = 32.0  # px at 64x64: an object that is missing counts as ha
 ANGLE_ERROR_CAP = 180.0  # degrees
 ANGLE_WEIGHT = 1.0 / 5.0  # 5 degrees of T angle weigh as much as 1 px of position in `object_score`
 WORST_OBJECT_SCORE = 2 * POSITION_ERROR_CAP + ANGLE_WEIGHT * ANGLE_ERROR_CAP
+# The four-edge action-response test: targets near the middle of each wall (world units), each held 3 model
+# steps, after which gym-pusht has the agent on the target.
+EDGE_TARGETS = np.array([(60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 452.0)])
 
 
 def judge_states(frames: np.ndarray) -> np.ndarray:

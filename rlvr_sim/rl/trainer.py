@@ -205,15 +205,16 @@ class Trainer:
         if any(not e.answer_ids for e in examples):
             raise ValueError(f"task {c.task!r} has training examples without answer_ids; SFT needs them")
         every = None if c.learn_forced else self.spec.interleave_every
-        n_tokens = self._all_sum([sum(int(answer_loss_mask(e, every).sum()) for e in examples)])[0]
+        masks = [answer_loss_mask(e, every) for e in examples]
+        n_tokens = self._all_sum([sum(int(m.sum()) for m in masks)])[0]
         pad = self.task.pad_token_id
         loss_total = 0.0
         for start in range(0, len(examples), c.micro_batch_size):
             micro = examples[start : start + c.micro_batch_size]
             ids, mask = left_pad([e.prompt_ids + e.answer_ids for e in micro], pad)
             loss_mask = torch.zeros_like(mask)
-            for row, e in enumerate(micro):
-                loss_mask[row, ids.shape[1] - len(e.answer_ids) :] = answer_loss_mask(e, every)
+            for row, (e, answer_mask) in enumerate(zip(micro, masks[start : start + c.micro_batch_size])):
+                loss_mask[row, ids.shape[1] - len(e.answer_ids) :] = answer_mask
             loss = sft_loss_sum(self.model, ids.to(self.device), mask.to(self.device), loss_mask.to(self.device))
             (loss / n_tokens).backward()
             loss_total += float(loss.detach())

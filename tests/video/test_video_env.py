@@ -18,51 +18,45 @@ from rlvr_sim.models.visual_tokenizer import FrameTokenizer, TokenizerConfig
 from rlvr_sim.tasks.video import VideoCodec
 
 
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
+def _tiny_checkpoint(root, codec: VideoCodec, tokenizer, horizon: int, frames: np.ndarray) -> str:
     """A tiny untrained video world model in our checkpoint layout (fast to build and to step)."""
     import torch
 
     torch.manual_seed(0)
-    root = tmp_path_factory.mktemp("video_ckpt")
-    codec = VideoCodec(codebook_size=25, action_dim=2, abs_tokens=64, cond_tokens=16)
     model = build_model("tiny-5m", codec.vocab_size, 256, hidden_size=32, intermediate_size=64,
                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
     bins = ActionBins(np.array([0.0, 0.0]), np.array([512.0, 512.0]))
     meta = {"video_codec": vars(codec), "action_bins": bins.to_dict(),
-            "video_settings": {"horizon": 3, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
+            "video_settings": {"horizon": horizon, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
     save_checkpoint(root, model, None, meta)
-    FrameTokenizer(TokenizerConfig(width=8, levels=[5, 5])).eval().save(root / "tokenizer")
-    frames = np.random.default_rng(0).integers(0, 256, (4, 64, 64, 3), dtype=np.uint8)
-    np.savez_compressed(root / "start_frames.npz", image=frames, future=frames[:, None], action=np.zeros((4, 1, 2)))
+    tokenizer.save(root / "tokenizer")
+    np.savez_compressed(root / "start_frames.npz", image=frames, future=frames[:, None],
+                        action=np.zeros((len(frames), 1, 2)))
     return str(root)
 
 
 @pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """Over the learned FSQ tokenizer (64 + 16 codes), random start frames."""
+    codec = VideoCodec(codebook_size=25, action_dim=2, abs_tokens=64, cond_tokens=16)
+    frames = np.random.default_rng(0).integers(0, 256, (4, 64, 64, 3), dtype=np.uint8)
+    return _tiny_checkpoint(tmp_path_factory.mktemp("video_ckpt"), codec,
+                            FrameTokenizer(TokenizerConfig(width=8, levels=[5, 5])).eval(), 3, frames)
+
+
+@pytest.fixture(scope="module")
 def pose_checkpoint(tmp_path_factory):
-    """A tiny untrained world model over the PushT pose tokenizer (5 codes per frame)."""
-    import torch
+    """Over the PushT pose tokenizer (5 codes per frame), start frames of a gym-pusht episode."""
+    import cv2
     from rlvr_sim.envs.video.collect import rollout_episode
 
     from rlvr_sim.models.pose_tokenizer import PoseTokenizer
 
-    torch.manual_seed(0)
-    root = tmp_path_factory.mktemp("pose_ckpt")
     tokenizer = PoseTokenizer()
     codec = VideoCodec(codebook_size=tokenizer.config.codebook_size, action_dim=2, abs_tokens=5, cond_tokens=5)
-    model = build_model("tiny-5m", codec.vocab_size, 256, hidden_size=32, intermediate_size=64,
-                        num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
-    bins = ActionBins(np.array([0.0, 0.0]), np.array([512.0, 512.0]))
-    meta = {"video_codec": vars(codec), "action_bins": bins.to_dict(),
-            "video_settings": {"horizon": 4, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
-    save_checkpoint(root, model, None, meta)
-    tokenizer.save(root / "tokenizer")
-    import cv2
-
     images = rollout_episode("expert", 0, 8, 4, 96)["image"]
     frames = np.stack([cv2.resize(f, (64, 64), interpolation=cv2.INTER_AREA) for f in images[::4]])
-    np.savez_compressed(root / "start_frames.npz", image=frames)
-    return str(root)
+    return _tiny_checkpoint(tmp_path_factory.mktemp("pose_ckpt"), codec, tokenizer, 4, frames)
 
 
 def test_check_env_passes(checkpoint):
