@@ -8,13 +8,23 @@ the world model also sees the pages and actions it will be asked about when it s
 lookahead. The collector imports no policy: `collect` takes one, and the command line loads the class
 named by `--policy` (module:Class), as `--task` does for tasks. Each
 step writes one WMA-style record (objective, action, tree before/after, URL path, previous actions,
-the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl` (split by episode,
-so test pages/action sequences are held out as whole episodes).
+the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl`.
+
+The split is decided by the transition's key, the page (the tree's node lines, tab header dropped) and the
+action, whatever the objective, URL or history (`transition_key`, `key_split`): a hash of the key puts it in
+test when it falls below `test_fraction`. Every task's episodes start from the same page, so an episode split
+(`--split episode`, the old default and the split the embedded `assets/web_sft` / `assets/web_rlvr` were
+trained on) leaves test transitions whose page and action, and so whose answer, are also in training
+("twins"); the key split has none, and because the hash takes no seed the same page and action land on the
+same side in every data set collected with it (`data/web` and `data/web_onpolicy` share their test keys).
+Both splits draw the same random numbers, so a seed gives the same transitions under either; only their
+files differ. `count_twins` counts the test transitions with a training twin.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import json
 import re
@@ -27,7 +37,9 @@ from rlvr_sim.envs.web.browser_env import BrowserEnv
 from rlvr_sim.envs.web.tasks import WEB_TASKS
 from rlvr_sim.envs.web.tree import format_changes, item_changes, split_header
 
-from rlvr_sim.data.wma import WebTransition, to_wma_record
+from rlvr_sim.data.wma import WebTransition, load_web_transitions, to_wma_record
+from rlvr_sim.tasks.text_transition import resolve_split_file
+from rlvr_sim.tasks.web import tree_body
 
 SITE_PATHS = ("/", "/products", "/products?page=2", "/products?page=3", "/orders", "/orders?status=pending",
               "/customers", "/products/new", "/account/settings")
@@ -35,6 +47,42 @@ TYPED_VALUES = ("9.00", "5.00", "0", "100", "tea", "mug", "Black Pen", "alan@tur
 _CLICKABLE = ("link", "button", "checkbox", "searchbox", "textbox", "combobox")
 _TYPEABLE = ("textbox", "searchbox", "combobox")
 DEFAULT_POLICY = "rlvr_sim.policies.web_mpc:HeuristicWebPolicy"
+SPLITS = ("key", "episode")
+
+
+def transition_key(tree: str, action: str) -> str:
+    """The key two transitions share when their answers must be the same: the page (the tree's node lines,
+    indentation kept, tab header dropped) and the action text (whitespace collapsed); a hex digest."""
+    text = "\n".join(tree_body(tree)) + "\n\x00" + " ".join(action.split())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def key_split(key: str, test_fraction: float) -> str:
+    """"test" when the key's hash, read as a number in [0, 1), is below `test_fraction`, else "train"."""
+    return "test" if int(key[:15], 16) / 16 ** 15 < test_fraction else "train"
+
+
+def _split_transitions(path: str | Path, split: str) -> list[WebTransition]:
+    """A data file's transitions, or those of a directory's `split` file (train.jsonl, test.jsonl, ...)."""
+    path = Path(path)
+    return load_web_transitions(resolve_split_file(path, split, "web") if path.is_dir() else path)
+
+
+def training_keys(train: list[str | Path]) -> set[str]:
+    """The `transition_key`s of the training files / directories' train splits."""
+    return {transition_key(t.tree, t.action) for path in train for t in _split_transitions(path, "train")}
+
+
+def count_twins(train: list[str | Path], test: str | Path) -> dict[str, int]:
+    """How many transitions of `test` (a file, or a directory's test split) have a twin, a transition with
+    the same `transition_key`, in any of the `train` files (or directories' train splits); also how many
+    share the whole prompt (objective, URL, action, tree)."""
+    keys = training_keys(train)
+    prompts = {(t.objective, t.url, t.action, t.tree) for path in train for t in _split_transitions(path, "train")}
+    tests = _split_transitions(test, "test")
+    twins = sum(transition_key(t.tree, t.action) in keys for t in tests)
+    same_prompt = sum((t.objective, t.url, t.action, t.tree) in prompts for t in tests)
+    return {"test": len(tests), "key_twins": twins, "prompt_twins": same_prompt}
 
 
 class ActionProposer(Protocol):
@@ -115,16 +163,19 @@ def scripted_action(objective: str, tree: str, rng: np.random.Generator) -> str:
 
 def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: float = 0.2, max_steps: int = 8,
             scripted_prob: float = 0.5, policy_prob: float = 0.0,
-            policy: ActionProposer | None = None) -> dict[str, int]:
+            policy: ActionProposer | None = None, split: str = "key") -> dict[str, int]:
     """Run `episodes` episodes and write train.jsonl/test.jsonl under `out_dir`; returns counts.
 
     Each step is `policy`'s sample with probability `policy_prob`; otherwise scripted with probability
     `scripted_prob`, else random (with `policy_prob=0` the random stream, and so the data, is the same as
-    without the option)."""
+    without the option). `split="key"` files each transition by `key_split(transition_key(...))`;
+    `split="episode"` files whole episodes (test with probability `test_fraction`), as before."""
     if not 0.0 <= policy_prob <= 1.0 or not 0.0 <= scripted_prob <= 1.0:
         raise ValueError(f"policy_prob and scripted_prob must be in [0, 1], got {policy_prob}, {scripted_prob}")
     if policy_prob > 0 and policy is None:
         raise ValueError("policy_prob > 0 needs a policy to sample from (e.g. load_policy(DEFAULT_POLICY, 2.0))")
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -133,7 +184,7 @@ def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: fl
     files = {split: (out / f"{split}.jsonl").open("w", encoding="utf-8") for split in counts}
     try:
         for episode in range(episodes):
-            split = "test" if rng.random() < test_fraction else "train"
+            episode_split = "test" if rng.random() < test_fraction else "train"  # drawn in both modes: same data
             task = WEB_TASKS[int(rng.integers(len(WEB_TASKS)))]
             tree, info = env.reset(seed=seed + episode, options={"task_id": task.task_id})
             previous: list[str] = []
@@ -152,8 +203,9 @@ def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: fl
                     gold=format_changes(item_changes(tree, next_tree)), url=url, next_tree=next_tree,
                     previous_actions=list(previous), task_id=task.task_id, step_idx=step,
                 )
-                files[split].write(json.dumps(to_wma_record(record)) + "\n")
-                counts[split] += 1
+                side = episode_split if split == "episode" else key_split(transition_key(tree, action), test_fraction)
+                files[side].write(json.dumps(to_wma_record(record)) + "\n")
+                counts[side] += 1
                 previous.append(action)
                 tree = next_tree
                 if terminated or truncated:
@@ -181,7 +233,8 @@ def record_start_pages(path: str | Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: --out DIR --episodes N --seed S [--test-fraction F --max-steps K --start-pages FILE]."""
+    """Command line: --out DIR --episodes N --seed S [--split key|episode --test-fraction F --max-steps K
+    --start-pages FILE]."""
     parser = argparse.ArgumentParser(description="Collect web transitions on the local shop site.")
     parser.add_argument("--out", required=True, help="output directory (train.jsonl, test.jsonl)")
     parser.add_argument("--episodes", type=int, default=100)
@@ -193,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="share of actions sampled from the MPC agent's proposal policy (on-policy data)")
     parser.add_argument("--policy-temperature", type=float, default=2.0, help="that policy's sampling temperature")
     parser.add_argument("--policy", default=DEFAULT_POLICY, help="that policy's class, package.module:Class")
+    parser.add_argument("--split", choices=SPLITS, default="key",
+                        help="key: by page + action, no test transition has a training twin (default); episode: "
+                             "whole episodes, the split the embedded web models were trained on")
     parser.add_argument("--start-pages", help="also write every task's start page to this JSON file")
     args = parser.parse_args(argv)
     start = time.time()
@@ -200,8 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         record_start_pages(args.start_pages)
     policy = load_policy(args.policy, args.policy_temperature) if args.policy_prob > 0 else None
     counts = collect(args.out, args.episodes, args.seed, args.test_fraction, args.max_steps, args.scripted_prob,
-                     args.policy_prob, policy)
-    print(json.dumps({"out": str(args.out), **counts, "seconds": round(time.time() - start, 1)}))
+                     args.policy_prob, policy, args.split)
+    twins = count_twins([Path(args.out) / "train.jsonl"], Path(args.out) / "test.jsonl")["key_twins"]
+    print(json.dumps({"out": str(args.out), "split": args.split, **counts, "test_with_train_twin": twins,
+                      "seconds": round(time.time() - start, 1)}))
     return 0
 
 
