@@ -57,10 +57,25 @@ def build_agent(name: str, env: Any, args: argparse.Namespace) -> Any:
                        n_samples=args.samples, top_k=args.top_k, depth=args.depth)
 
 
+def episode_with_restart(env: Any, agent: Any, task_id: int, seed: int, max_steps: int,
+                         restarts: list[dict[str, Any]]) -> dict[str, Any]:
+    """`run_episode`, run once more from its start if Chromium dies during it (`reset` starts a new one; the
+    episode is seeded, so the rerun is the episode it would have been); a second crash raises. Each
+    restart is appended to `restarts` and reported with the table."""
+    from rlvr_sim.envs.web.driver import BrowserCrashedError
+    from rlvr_sim.policies.web_mpc import run_episode
+
+    try:
+        return run_episode(env, agent, task_id, seed=seed, max_steps=max_steps)
+    except BrowserCrashedError as exc:
+        restarts.append({"task_id": task_id, "seed": seed, "error": str(exc)})
+        print(f"Chromium died in task {task_id} (seed {seed}); rerunning the episode in a new one", file=sys.stderr)
+        return run_episode(env, agent, task_id, seed=seed, max_steps=max_steps)
+
+
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     from rlvr_sim.envs.web.browser_env import BrowserEnv
     from rlvr_sim.envs.web.tasks import WEB_TASKS
-    from rlvr_sim.policies.web_mpc import run_episode
 
     task_ids = args.tasks if args.tasks else [t.task_id for t in WEB_TASKS]
     env = BrowserEnv(max_steps=args.max_steps)
@@ -69,16 +84,19 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         for name in args.agents:
             agent = build_agent(name, env, args)
             start = time.time()
-            episodes = [run_episode(env, agent, task_id, seed=args.seed + 1000 * repeat + task_id, max_steps=args.max_steps)
+            restarts: list[dict[str, Any]] = []
+            episodes = [episode_with_restart(env, agent, task_id, args.seed + 1000 * repeat + task_id, args.max_steps,
+                                             restarts)
                         for repeat in range(args.repeats) for task_id in task_ids]
             successes = [e["success"] for e in episodes]
             results[name] = {"success_rate": 100.0 * sum(successes) / len(successes), "episodes": len(episodes),
                              "mean_steps": sum(e["steps"] for e in episodes) / len(episodes),
                              "seconds": round(time.time() - start, 1),
                              "per_task": {str(e["task_id"]): e["success"] for e in episodes},
-                             "traces": episodes}
-            print(json.dumps({"agent": name, **{k: v for k, v in results[name].items() if k not in ("traces", "per_task")}}),
-                  flush=True)
+                             "browser_restarts": restarts, "traces": episodes}
+            print(json.dumps({"agent": name, **{k: v for k, v in results[name].items()
+                                                if k not in ("traces", "per_task", "browser_restarts")},
+                              "browser_restarts": len(restarts)}), flush=True)
     finally:
         env.close()
     return results
@@ -232,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
         kept = json.loads(previous.read_text())["results"]
         results = {name: results.get(name, kept.get(name)) for name in AGENTS if name in results or name in kept}
     note = "Local shop site. " + " ".join(f"{name}: {row['settings']}; `{row['command']}`." for name, row in results.items())
+    restarted = sum(len(row.get("browser_restarts", [])) for row in results.values())
+    if restarted:
+        note += f" {restarted} episode(s) were rerun from their start after Chromium died (see browser_restarts)."
     (out / "web_agent.json").write_text(json.dumps({"results": results, "note": note}, indent=1) + "\n")
     (out / "web_agent.md").write_text(markdown(results, note))
     print(markdown(results, note))

@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 from rlvr_sim.envs.web.actions import ActionParseError, parse_action
-from rlvr_sim.envs.web.driver import ActionError, BrowserDriver, PageLoadError
+from rlvr_sim.envs.web.driver import ActionError, BrowserCrashedError, BrowserDriver, PageLoadError
 from rlvr_sim.envs.web.server import SiteServer, SiteUnavailableError, fetch_state, reset_site, restore_state
 from rlvr_sim.envs.web.spaces import TextSpace
 from rlvr_sim.envs.web.tasks import WEB_TASKS, WebTaskSpec, get_task
@@ -43,7 +43,9 @@ class BrowserEnv(gym.Env):
     Bad actions are not fatal: malformed text, an id missing from the tree, an unsupported action or a
     page that fails to load leave the episode running with reward 0 and the reason in
     `info["action_error"]` (the observation is the page as it now is). A site that does not answer
-    (server down) raises `SiteUnavailableError` from `reset` and from `step`.
+    (server down) raises `SiteUnavailableError` from `reset` and from `step`. A Chromium that dies
+    mid-episode (crashed or killed) raises `BrowserCrashedError` from `step` (or `simulate`) and ends the
+    episode: `step` then asks for `reset`, and `reset` starts a new Chromium. Nothing is scored for it.
 
     ## Arguments
     `task_id`: fixed task (None: drawn per episode); `base_url`: an already running site (None: start a
@@ -89,8 +91,24 @@ class BrowserEnv(gym.Env):
         return {"task_id": self.task.task_id, "objective": self.task.objective, "url": self.driver.path,
                 "steps": self._steps, **extra}
 
+    def _drop_dead_drivers(self) -> None:
+        """Forget drivers whose Chromium is gone, so the next use starts a new one."""
+        for name in ("_driver", "_scratch"):
+            driver = getattr(self, name)
+            if driver is not None and not driver.alive():
+                driver.close()
+                setattr(self, name, None)
+
+    def _browser_gone(self, exc: BrowserCrashedError) -> BrowserCrashedError:
+        """End the episode after a Chromium crash; the error says how to go on."""
+        self.task = None
+        self._drop_dead_drivers()
+        return BrowserCrashedError(f"{exc}; the episode cannot continue (nothing was scored): call reset(), "
+                                   "which starts a new Chromium")
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        self._drop_dead_drivers()
         task_id = (options or {}).get("task_id", self.task_id)
         if task_id is None:
             task_id = int(self.np_random.integers(len(WEB_TASKS)))
@@ -118,14 +136,17 @@ class BrowserEnv(gym.Env):
         error = None
         answer = None
         try:
-            parsed = parse_action(action)
-            if parsed.kind == "stop":
-                answer = parsed.text
-            else:
-                self.driver.execute(parsed)
-        except (ActionParseError, ActionError, PageLoadError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        self._tree = self._observe()
+            try:
+                parsed = parse_action(action)
+                if parsed.kind == "stop":
+                    answer = parsed.text
+                else:
+                    self.driver.execute(parsed)
+            except (ActionParseError, ActionError, PageLoadError) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            self._tree = self._observe()
+        except BrowserCrashedError as exc:
+            raise self._browser_gone(exc) from exc
         if self.driver.new_document:
             self._document_path, self._page_actions = self.driver.path, []
         elif error is None and answer is None:
@@ -153,20 +174,26 @@ class BrowserEnv(gym.Env):
         saved = fetch_state(self.base_url)
         scratch = self._scratch
         try:
-            scratch.goto(self._document_path)
-            scratch.observe()
-            for replay in self._page_actions:
-                scratch.execute(parse_action(replay))
-                scratch.observe()
-            try:
-                parsed = parse_action(action)
-                if parsed.kind != "stop":
-                    scratch.execute(parsed)
-            except (ActionParseError, ActionError, PageLoadError):
-                return self._tree
-            return scratch.observe()[:MAX_TREE_CHARS]
+            return self._simulate_on(scratch, action)
+        except BrowserCrashedError as exc:
+            raise self._browser_gone(exc) from exc
         finally:
             restore_state(self.base_url, saved)
+
+    def _simulate_on(self, scratch: BrowserDriver, action: str) -> str:
+        """`simulate`'s replay and action on the scratch page (the caller restores the server state)."""
+        scratch.goto(self._document_path)
+        scratch.observe()
+        for replay in self._page_actions:
+            scratch.execute(parse_action(replay))
+            scratch.observe()
+        try:
+            parsed = parse_action(action)
+            if parsed.kind != "stop":
+                scratch.execute(parsed)
+        except (ActionParseError, ActionError, PageLoadError):
+            return self._tree
+        return scratch.observe()[:MAX_TREE_CHARS]
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":

@@ -3,6 +3,10 @@
 The browser may only talk to the site: every request to another origin is aborted, and `goto` to
 another origin is refused. Element ids in actions are the ids of the last observed tree
 (`accessibility.TreeFlattener`); an id that is not in it raises `ActionError`.
+
+A Chromium that dies (crashed, killed, out of memory) raises `BrowserCrashedError` from any call of a driver
+on it, never an `ActionError` or `PageLoadError` that would read as the agent's mistake; the next
+`BrowserDriver` starts a new Chromium.
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ class ActionError(RuntimeError):
 
 class PageLoadError(RuntimeError):
     """A page did not load (server down, refused URL, timeout)."""
+
+
+class BrowserCrashedError(RuntimeError):
+    """The Chromium process behind a driver is gone (crashed or killed): its pages cannot be used again."""
 
 
 def chromium_path() -> str:
@@ -99,6 +107,18 @@ class BrowserDriver:
         self.flattener = TreeFlattener()
         self.new_document = True  # whether the last observe() saw a document not observed before
 
+    def alive(self) -> bool:
+        """Whether this driver's Chromium is still connected and its page open."""
+        try:
+            browser = self._context.browser
+            return bool(browser is not None and browser.is_connected() and not self.page.is_closed())
+        except Exception:
+            return False
+
+    def _crashed(self, doing: str, exc: BaseException | None = None) -> BrowserCrashedError:
+        detail = f": {str(exc).splitlines()[0]}" if exc is not None and str(exc) else ""
+        return BrowserCrashedError(f"Chromium is gone (crashed or killed) while {doing}{detail}")
+
     def _only_site(self, route: Any) -> None:
         if _origin(route.request.url) == self.origin:
             route.continue_()
@@ -125,19 +145,29 @@ class BrowserDriver:
         try:
             self.page.goto(target, wait_until="load")
         except Exception as exc:  # playwright.Error: connection refused, timeout, ...
+            if not self.alive():
+                raise self._crashed(f"loading {target}", exc) from exc
             raise PageLoadError(f"could not load {target}: {str(exc).splitlines()[0]}") from exc
 
     def observe(self) -> str:
         """The current page as WebArena-style tree text (ids stable within the document)."""
         try:
             fresh = self.page.evaluate(_NEW_DOCUMENT_JS)
-        except Exception:
+        except Exception as exc:
+            if not self.alive():
+                raise self._crashed("reading the page", exc) from exc
             fresh = True
         self.new_document = bool(fresh)
         if fresh:
             self.flattener.new_document()
-        nodes = self._cdp.send("Accessibility.getFullAXTree", {})["nodes"]
-        return self.flattener.flatten(nodes, self.page.title())
+        try:
+            nodes = self._cdp.send("Accessibility.getFullAXTree", {})["nodes"]
+            title = self.page.title()
+        except Exception as exc:
+            if not self.alive():
+                raise self._crashed("reading the accessibility tree", exc) from exc
+            raise
+        return self.flattener.flatten(nodes, title)
 
     def _locate(self, element_id: str) -> Any:
         node_id = int(element_id)
@@ -190,9 +220,15 @@ class BrowserDriver:
             elif kind != "stop":
                 raise ActionError(f"unsupported action {kind!r}")
             self.page.wait_for_load_state("load")
-        except (ActionError, PageLoadError):
+        except BrowserCrashedError:
+            raise
+        except (ActionError, PageLoadError) as exc:
+            if not self.alive():  # e.g. an element lookup or a goto that failed because Chromium died
+                raise self._crashed(f"running {kind}", exc) from exc
             raise
         except Exception as exc:  # playwright.Error / TimeoutError from the browser
+            if not self.alive():
+                raise self._crashed(f"running {kind}", exc) from exc
             message = str(exc).splitlines()[0]
             if "net::" in message or "Navigation" in message:
                 raise PageLoadError(f"{kind} failed to load a page: {message}") from exc
