@@ -152,7 +152,15 @@ def pusht_truth(state: np.ndarray, actions: np.ndarray, action_repeat: int,
     import gymnasium as gym
 
     env = gym.make("gym_pusht/PushT-v0", obs_type="pixels", observation_width=96, observation_height=96)
-    obs, info = env.reset(seed=0, options={"reset_to_state": np.asarray(state, dtype=np.float64)})
+    state = np.asarray(state, dtype=np.float64)
+    env.reset(seed=0, options={"reset_to_state": state})
+    # gym-pusht's reset sets the block's position before its angle, which turns the block about its centre
+    # of mass and moves it off the requested pose (up to ~20 world units); set it in the right order so
+    # the truth starts exactly where the held-out frame has the block.
+    world = env.unwrapped
+    world.block.angle, world.block.position = float(state[4]), [float(state[2]), float(state[3])]
+    world.space.reindex_shapes_for_body(world.block)  # shapes follow the body before the next draw
+    obs = world.get_obs()
     start = resize_frames(obs[None], size)[0]
     states, frames = [], []
     for action in actions:
@@ -265,8 +273,10 @@ def uncertainty_relation(checkpoint: str | Path, task: VideoTask, n_windows: int
 
 
 # ----------------------------------------------------------------------------------------- 4. single
-def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: int, lpips: Any) -> dict[str, Any]:
-    """4 true context frames -> the next frame, sampled with the GRPO sampler (`sample`)."""
+def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: int, lpips: Any,
+                greedy: bool = False) -> dict[str, Any]:
+    """4 true context frames -> the next frame, sampled with the GRPO sampler (`sample`) at temperature 1
+    (and at temperature 0, "name (greedy)" rows, the env's default, with `greedy`)."""
     examples = task.examples("test")[:n_windows]
     index = np.array([e.metadata["index"] for e in examples])
     k = examples[0].metadata["first"]
@@ -276,10 +286,12 @@ def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: i
     preds = {"copy-last-frame": w.future[index, k - 2],
              "tokenizer ceiling": task.decode_predictions(w.cond_codes[index, k][:, None], index, "test")[:, 0]}
     spec = task.generation_spec()
-    for name, model in models.items():
-        out = sample(model, [e.prompt_ids for e in examples], max_new_tokens=spec.max_new_tokens, temperature=1.0,
-                     pad_token_id=task.pad_token_id, seeds=[seed + i for i in range(len(examples))],
-                     allowed_token_range=task.code_range)
+    runs = [(name, model, 1.0) for name, model in models.items()]
+    runs += [(f"{name} (greedy)", model, 0.0) for name, model in models.items()] if greedy else []
+    for name, model, temperature in runs:
+        out = sample(model, [e.prompt_ids for e in examples], max_new_tokens=spec.max_new_tokens,
+                     temperature=temperature, pad_token_id=task.pad_token_id,
+                     seeds=[seed + i for i in range(len(examples))], allowed_token_range=task.code_range)
         codes = np.array([c[: task.codec.cond_tokens] for c in out.completions()])
         preds[name] = task.decode_predictions(codes[:, None], index, "test")[:, 0]
     rows = {}
@@ -446,7 +458,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["action_response"] = action_response(rolled, states, settings["frame_skip"], base.image_size, args.seed)
     single_task = VideoTask(mode="single", horizon=4, context_frames=4, **common)
     results["single"] = single_step(single_task, {name: world.model for name, world in worlds.items()},
-                                    args.windows, args.seed, lpips)
+                                    args.windows, args.seed, lpips, greedy=args.greedy)
     from rlvr_sim.resources import results_dir
 
     out = Path(args.out) if args.out else results_dir() / "video"

@@ -113,6 +113,40 @@ class PoseTokenizer:
         states = low + (index + 0.5) / self.config.bins * (high - low)
         return np.where(index == self.config.bins, np.nan, states)
 
+    # ---- symmetries ----
+    def symmetry_codes(self, codes: np.ndarray, k: int, inverse: bool = False) -> np.ndarray:
+        """Codes (..., 5) of the scene mirrored and rotated by element `k` of the square's symmetry group.
+
+        k = 4 f + r: mirror left-right if f (x -> 512 - x, angle -> -angle), then rotate r quarter turns
+        ((x, y) -> (y, 512 - x), angle -> angle - 90 degrees). gym-pusht's physics is invariant under all
+        eight (the arena, the walls, the disc and the T's mirror axis are symmetric; `docs/video.md` gives
+        the measured check), so a transformed window is another true window. On bins these maps are exact
+        (bin b <-> bins - 1 - b, a quarter turn = bins / 4 angle bins); "not visible" codes stay so.
+        `inverse=True` applies the inverse element.
+        """
+        bins = self.config.bins
+        if bins % 4:
+            raise ValueError(f"symmetries need a bin count divisible by 4, got {bins}")
+        if not 0 <= k < 8:
+            raise ValueError(f"symmetry index must be in [0, 8), got {k}")
+        codes = np.asarray(codes)
+        index = codes % self.config.slot_size
+        absent = index == bins
+        flip, turns = divmod(k, 4)
+        ops = [("flip",)] * flip + [("turn",)] * turns
+        for (op,) in (reversed(ops) if inverse else ops):
+            x, y, bx, by, angle = (index[..., i] for i in range(len(SLOTS)))
+            if op == "flip":
+                index = np.stack([bins - 1 - x, y, bins - 1 - bx, by, bins - 1 - angle], -1)
+            else:
+                step = -1 if inverse else 1  # a quarter turn, or its inverse
+                if step == 1:
+                    index = np.stack([y, bins - 1 - x, by, bins - 1 - bx, (angle - bins // 4) % bins], -1)
+                else:
+                    index = np.stack([bins - 1 - y, x, bins - 1 - by, bx, (angle + bins // 4) % bins], -1)
+        index = np.where(absent[..., [0, 0, 2, 2, 4]] | absent[..., [1, 1, 3, 3, 4]], bins, index)
+        return index + np.arange(len(SLOTS)) * self.config.slot_size
+
     # ---- frames ----
     def frames_to_states(self, frames: np.ndarray) -> np.ndarray:
         """(N, H, W, 3) uint8 frames of any size -> (N, 5) judged states (NaN where not visible)."""

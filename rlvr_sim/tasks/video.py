@@ -41,6 +41,8 @@ WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable pr
 # at 64x64 + angle error / 5 degrees) read by the pixel judge on decoded frames (each term capped, see
 # rlvr_sim.metrics.pusht_pixels.object_errors), "both" their sum with the object score scaled by 1/10.
 REWARD_KINDS = ("perceptual", "object", "both")
+# augment: "d4" trains on every window under the eight symmetries of the square arena (pose codes only)
+AUGMENTS = ("none", "d4")
 
 
 @dataclass
@@ -147,6 +149,7 @@ class VideoTask:
         cache_dir: str | None = None,
         action_bins: dict | None = None,
         reward_kind: str = "perceptual",
+        augment: str = "none",
     ) -> None:
         from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
@@ -180,6 +183,8 @@ class VideoTask:
         self.vocab_size = self.codec.vocab_size
         self._lpips = None
         self._gold_cache: dict[tuple[str, int, int], np.ndarray] = {}
+        self.augment = augment
+        self._check_augment()
 
     # ------------------------------------------------------------------------------------------ data
     def _load_windows(self, cache_dir: Path | None) -> dict[str, Windows]:
@@ -237,25 +242,72 @@ class VideoTask:
         cond = tok.encode(flat, np.repeat(context, T + 1, axis=0), CONDITIONAL).reshape(len(starts), T + 1, -1)
         return Windows(context, future, abs_codes, cond, self.action_bins.encode(actions))
 
+    # --------------------------------------------------------------------------------- augmentation
+    def _check_augment(self) -> None:
+        """`augment="d4"` needs pose codes and a square action range centred on the arena."""
+        from rlvr_sim.metrics.pusht_pixels import WORLD_SIZE
+
+        if self.augment not in AUGMENTS:
+            raise ValueError(f"augment must be one of {AUGMENTS}, got {self.augment!r}")
+        if self.augment == "none":
+            return
+        if not hasattr(self.frame_tokenizer, "symmetry_codes"):
+            raise ValueError("augment='d4' needs the PushT pose tokenizer (a learned tokenizer's codes have no "
+                             "known symmetry)")
+        low, high = self.action_bins.low, self.action_bins.high
+        if self.action_bins.action_dim != 2 or np.ptp(low) or np.ptp(high) or low[0] + high[0] != WORLD_SIZE:
+            raise ValueError("augment='d4' needs 2-D actions binned over the same range in x and y, centred on "
+                             f"the arena (e.g. action_bins low [0, 0], high [512, 512]); got low {low.tolist()}, "
+                             f"high {high.tolist()}")
+
+    def symmetric_action_bins(self, bins: np.ndarray, k: int, inverse: bool = False) -> np.ndarray:
+        """Action bins (..., 2) under symmetry `k` (see `PoseTokenizer.symmetry_codes`)."""
+        last = self.action_bins.num_bins - 1
+        flip, turns = divmod(k, 4)
+        ops = ["flip"] * flip + ["turn"] * turns
+        for op in (reversed(ops) if inverse else ops):
+            x, y = bins[..., 0], bins[..., 1]
+            if op == "flip":
+                bins = np.stack([last - x, y], -1)
+            else:
+                bins = np.stack([last - y, x] if inverse else [y, last - x], -1)
+        return bins
+
+    def _variants(self, split: str) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        """(symmetry k, abs codes, cond codes, action bins) of the split: all 8 for augmented training."""
+        w = self.windows[split]
+        if self.augment == "none" or split != "train":
+            return [(0, w.abs_codes, w.cond_codes, w.action_bins)]
+        tok = self.frame_tokenizer
+        return [(k, tok.symmetry_codes(w.abs_codes, k), tok.symmetry_codes(w.cond_codes, k),
+                 self.symmetric_action_bins(w.action_bins, k)) for k in range(8)]
+
     # -------------------------------------------------------------------------------------- protocol
     def examples(self, split: str) -> list[Example]:
-        """One example per window of the split (multi-step or single-step, by `mode`)."""
+        """One example per window of the split (multi-step or single-step, by `mode`); with `augment="d4"`
+        the training split holds every window under all eight symmetries of the square arena."""
         if split not in self.windows:
             raise ValueError(f"unknown split {split!r}; known: {sorted(self.windows)}")
-        w = self.windows[split]
         out = []
-        for i in range(len(w.context)):
-            full = self.codec.window_tokens(w.abs_codes[i], w.cond_codes[i, 1:], w.action_bins[i])
+        for k, abs_codes, cond_codes, action_bins in self._variants(split):
+            out += self._examples(split, k, abs_codes, cond_codes, action_bins)
+        return out
+
+    def _examples(self, split: str, sym: int, abs_codes: np.ndarray, cond_codes: np.ndarray,
+                  action_bins: np.ndarray) -> list[Example]:
+        out = []
+        for i in range(len(abs_codes)):
+            full = self.codec.window_tokens(abs_codes[i], cond_codes[i, 1:], action_bins[i])
             if self.mode == "multi":
                 cut = 1 + self.codec.abs_tokens + self.codec.action_dim
-                forced = [self.codec.action_tokens(w.action_bins[i, t]) for t in range(1, self.horizon)]
-                meta = {"split": split, "index": i, "first": 1, "frames": self.horizon}
+                forced = [self.codec.action_tokens(action_bins[i, t]) for t in range(1, self.horizon)]
+                meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, "sym": sym}
                 out.append(Example(full[:cut], full[cut:], forced, meta))
             else:
                 k = self.context_frames
                 stride = self.codec.cond_tokens + self.codec.action_dim
                 cut = 1 + self.codec.abs_tokens + k * stride - self.codec.cond_tokens
-                meta = {"split": split, "index": i, "first": k, "frames": 1}
+                meta = {"split": split, "index": i, "first": k, "frames": 1, "sym": sym}
                 out.append(Example(full[:cut], full[cut : cut + self.codec.cond_tokens], None, meta))
         return out
 
@@ -337,7 +389,10 @@ class VideoTask:
         for i, (completion, meta) in enumerate(zip(completions, metadata)):
             parsed = self.codec.parse_frames(completion, meta["frames"])
             if parsed is not None:
-                by_split.setdefault(meta["split"], []).append((i, *parsed))
+                codes, valid = parsed
+                if meta.get("sym", 0):  # a symmetric copy: map the prediction back onto the true window
+                    codes = self.frame_tokenizer.symmetry_codes(codes, meta["sym"], inverse=True)
+                by_split.setdefault(meta["split"], []).append((i, codes, valid))
         for split, items in by_split.items():
             w = self.windows[split]
             rows = np.array([metadata[i]["index"] for i, _, _ in items])
@@ -365,7 +420,7 @@ class VideoTask:
         """What a checkpoint needs to use this model later: codec, action ranges, tokenizer, settings."""
         return {"video_codec": asdict(self.codec), "action_bins": self.action_bins.to_dict(),
                 "video_settings": {**self.settings, "mode": self.mode, "context_frames": self.context_frames,
-                                   "image_size": self.image_size}}
+                                   "image_size": self.image_size, "augment": self.augment}}
 
 
 __all__ = ["VideoCodec", "VideoTask", "WORST_REWARD", "Windows"]

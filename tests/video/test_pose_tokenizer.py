@@ -89,3 +89,72 @@ def test_any_resolution_and_loading_by_kind(tmp_path, episode):
     loaded = load_frame_tokenizer(tmp_path / "pose")
     assert isinstance(loaded, PoseTokenizer) and loaded.config.bins == 32 and loaded.context_free
     assert json.loads((tmp_path / "pose" / "tokenizer_config.json").read_text())["config"]["kind"] == "pose"
+
+
+def test_symmetries_match_mirrored_and_turned_frames_and_invert(episode):
+    """Element k of the square's symmetry group on codes = the same mirror/turn of the decoded frame."""
+    frames, _ = episode
+    tok = PoseTokenizer()
+    codes = tok.encode(frames[::4])
+    drawn = tok.decode(codes)
+    base = tok.encode(drawn)
+    clean = (np.abs(base % tok.config.slot_size - codes % tok.config.slot_size) <= 1).all(1)
+    assert clean.mean() > 0.8
+    for k in range(8):
+        flip, turns = divmod(k, 4)
+        image = np.ascontiguousarray(np.rot90(drawn[:, :, ::-1] if flip else drawn, turns, axes=(1, 2)))
+        moved = tok.symmetry_codes(codes, k)
+        diff = np.abs(tok.encode(image) % tok.config.slot_size - moved % tok.config.slot_size)
+        diff[:, 4] = np.minimum(diff[:, 4], tok.config.bins - diff[:, 4])  # the angle wraps
+        assert diff[clean].max() <= 2, k  # the judge's own error on 64x64 frames: at most 2 bins
+        assert (tok.symmetry_codes(moved, k, inverse=True) == codes).all()
+        assert k == 0 or (moved != codes).any()
+    absent = tok.states_to_codes(np.array([[np.nan, np.nan, 100.0, 200.0, 0.5]]))
+    assert (tok.symmetry_codes(absent, 5)[0, :2] % tok.config.slot_size == tok.config.bins).all()
+    with pytest.raises(ValueError, match="symmetry index"):
+        tok.symmetry_codes(codes, 8)
+
+
+def test_gym_pusht_physics_has_the_symmetries_the_augmentation_uses():
+    """A mirrored / quarter-turned start state under mirrored / turned actions gives the mirrored / turned
+    trajectory in gym-pusht (the T pushed tens of pixels), to well under one pose bin (4 world units)."""
+    import gymnasium as gym
+
+    def run(state, actions):
+        env = gym.make("gym_pusht/PushT-v0", obs_type="state")
+        env.reset(seed=0, options={"reset_to_state": state})
+        world = env.unwrapped  # set the block angle before its position (gym-pusht's reset does the reverse)
+        world.block.angle, world.block.position = float(state[4]), list(state[2:4])
+        out = []
+        for action in actions:
+            for _ in range(4):
+                info = env.step(np.asarray(action, np.float32))[4]
+            out.append(np.concatenate([info["pos_agent"], info["block_pose"]]))
+        env.close()
+        return np.array(out)
+
+    def mirror(s):
+        s = np.array(s, float)
+        s[..., 0::2][..., :2] = 512 - s[..., 0::2][..., :2]
+        if s.shape[-1] == 5:
+            s[..., 4] = -s[..., 4]
+        return s
+
+    def turn(s):
+        s = np.array(s, float)
+        out = s.copy()
+        for i in (0, 2)[: 1 + (s.shape[-1] == 5)]:
+            out[..., i], out[..., i + 1] = s[..., i + 1], 512 - s[..., i]
+        if s.shape[-1] == 5:
+            out[..., 4] = s[..., 4] - np.pi / 2
+        return out
+
+    state = np.array([200.0, 250.0, 260.0, 260.0, 0.4])
+    actions = np.array([[300.0, 270.0], [320.0, 280.0], [330.0, 260.0], [250.0, 200.0]])
+    truth = run(state, actions)
+    assert np.abs(truth[-1, 2:4] - state[2:4]).max() > 20  # the T really was pushed
+    for g in (mirror, turn):
+        other = run(g(state), g(actions))
+        diff = g(truth) - other
+        diff[:, 4] = (diff[:, 4] + np.pi) % (2 * np.pi) - np.pi
+        assert np.abs(diff[:, :4]).max() < 1.5 and np.degrees(np.abs(diff[:, 4])).max() < 1.0

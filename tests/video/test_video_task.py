@@ -137,3 +137,34 @@ def test_object_reward_scores_the_truth_near_zero_and_lost_objects_worst(pose_se
     assert both.worst_reward == WORST_REWARD - WORST_OBJECT_SCORE / 10
     with pytest.raises(ValueError, match="reward_kind"):
         make_task("pusht", reward_kind="pixels", **pose_setup)
+
+
+def test_d4_augmentation_adds_true_symmetric_windows_scored_on_the_original(pose_setup):
+    """augment="d4": 8x the training windows (test split untouched); a symmetric copy's gold answer is
+    scored against the original window after mapping it back, so it scores as the original's gold does."""
+    plain = make_task("pusht", reward_kind="object", **pose_setup)
+    task = make_task("pusht", reward_kind="object", augment="d4",
+                     action_bins={"low": [0, 0], "high": [512, 512], "num_bins": 256}, **pose_setup)
+    train, n = task.examples("train"), len(plain.examples("train"))
+    assert len(train) == 8 * n and len(task.examples("test")) == len(plain.examples("test"))
+    assert sorted({e.metadata["sym"] for e in train}) == list(range(8))
+    copies = [train[k * n] for k in range(8)]  # window 0 under each symmetry
+    assert len({tuple(e.prompt_ids + e.answer_ids) for e in copies}) == 8
+    gold = task.reward([e.prompt_ids for e in copies], [e.answer_ids for e in copies], [e.metadata for e in copies])
+    assert np.allclose(gold, gold[0]) and gold[0] > -3.0
+    wrong = dict(copies[3].metadata, sym=0)  # a turned answer scored as if it were unturned: far off
+    assert task.reward([copies[3].prompt_ids], [copies[3].answer_ids], [wrong])[0] < gold[0] - 3.0
+    bins = np.array([[3, 250], [128, 7]])
+    for k in range(8):
+        assert (task.symmetric_action_bins(task.symmetric_action_bins(bins, k), k, inverse=True) == bins).all()
+    with pytest.raises(ValueError, match="augment must be one of"):
+        make_task("pusht", augment="rot", **pose_setup)
+    with pytest.raises(ValueError, match="centred on"):
+        make_task("pusht", augment="d4", action_bins={"low": [0, 0], "high": [400, 512], "num_bins": 256},
+                  **pose_setup)
+
+
+def test_d4_augmentation_needs_pose_codes(setup):
+    _, kwargs = setup
+    with pytest.raises(ValueError, match="pose tokenizer"):
+        make_task("pusht", augment="d4", **kwargs)
