@@ -131,7 +131,14 @@ def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 
 
 
 def _start_frame(env: Any, state: np.ndarray, spec: EpisodeSpec, world_seed: int) -> tuple[np.ndarray, dict]:
-    """Reset `env` to the episode's start: physics sims to the state, learned sims to gym-pusht's frame of it."""
+    """Reset `env` to the episode's start: physics sims to the state, learned sims to gym-pusht's frame of it.
+
+    gym-pusht's reset sets the block's position before its angle, which turns the block about its centre of
+    mass and moves it off the requested pose by up to ~20 world units; the hand-built simulator starts
+    where gym-pusht really put the block, so the two differ only by their physics."""
+    if spec.sim == "mujoco":
+        _, real_info = _simulator("real").reset(options={"reset_to_state": state})
+        state = np.concatenate([real_info["pos_agent"], real_info["block_pose"]]).astype(np.float64)
     if not spec.sim.startswith("learned:"):
         return env.reset(seed=world_seed, options={"reset_to_state": state})
     real_frame, _ = _simulator("real").reset(options={"reset_to_state": state})

@@ -150,6 +150,7 @@ class VideoTask:
         action_bins: dict | None = None,
         reward_kind: str = "perceptual",
         augment: str = "none",
+        extra_train_dirs: list[str] | tuple[str, ...] = (),
     ) -> None:
         from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
@@ -167,6 +168,10 @@ class VideoTask:
         self.settings = dict(data_dir=str(data_dir), tokenizer_dir=str(tokenizer_dir), horizon=horizon,
                              frame_skip=frame_skip, test_fraction=test_fraction, split_seed=split_seed,
                              train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows)
+        if isinstance(extra_train_dirs, str):
+            extra_train_dirs = [extra_train_dirs]
+        if extra_train_dirs:  # more episodes for training only: data_dir's test split stays the same
+            self.settings["extra_train_dirs"] = [str(d) for d in extra_train_dirs]
         if reward_kind not in REWARD_KINDS:
             raise ValueError(f"reward_kind must be one of {REWARD_KINDS}, got {reward_kind!r}")
         self.reward_kind = reward_kind
@@ -195,6 +200,10 @@ class VideoTask:
         s = self.settings
         paths = episode_paths(s["data_dir"])
         split = split_paths(paths, s["test_fraction"], s["split_seed"])
+        for extra in s.get("extra_train_dirs", []):
+            more = episode_paths(extra)
+            split["train"] = split["train"] + more
+            paths = paths + more
         episodes = {name: load_episodes(split[name], self.image_size, self.frame_skip) for name in split}
         if self._action_bins_override is not None:
             self.action_bins = ActionBins.from_dict(self._action_bins_override)

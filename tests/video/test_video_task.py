@@ -168,3 +168,17 @@ def test_d4_augmentation_needs_pose_codes(setup):
     _, kwargs = setup
     with pytest.raises(ValueError, match="pose tokenizer"):
         make_task("pusht", augment="d4", **kwargs)
+
+
+def test_extra_train_dirs_add_training_windows_only(pose_setup, tmp_path):
+    from rlvr_sim.envs.video.collect import collect
+
+    collect(tmp_path / "more", episodes=2, seed=5, max_steps=40, mix="expert:1")
+    bins = {"low": [0, 0], "high": [512, 512], "num_bins": 256}  # fixed: fitted ranges would follow the data
+    plain = make_task("pusht", action_bins=bins, **pose_setup)
+    more = make_task("pusht", action_bins=bins, extra_train_dirs=[str(tmp_path / "more")], **pose_setup)
+    assert len(more.examples("train")) > len(plain.examples("train"))
+    assert [e.prompt_ids for e in more.examples("test")] == [e.prompt_ids for e in plain.examples("test")]
+    assert more.checkpoint_meta()["video_settings"]["extra_train_dirs"] == [str(tmp_path / "more")]
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        make_task("pusht", extra_train_dirs=[str(tmp_path / "nowhere")], **pose_setup)
