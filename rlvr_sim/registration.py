@@ -6,12 +6,18 @@ import gymnasium as gym
 
 ENVS: dict[str, dict] = {
     # learned simulators (world models served as environments)
-    "RLVRWorld-TextGame-v0": {"entry_point": "rlvr_sim.envs.textgame.world_model_env:TextGameWorldModelEnv"},
+    "RLVRWorld-TextGame-v0": {
+        "entry_point": "rlvr_sim.envs.textgame.world_model_env:TextGameWorldModelEnv",
+        "vector_entry_point": "rlvr_sim.envs.textgame.world_model_env:TextGameWorldModelVectorEnv",
+    },
     "RLVRWorld-Video-v0": {
         "entry_point": "rlvr_sim.envs.video.world_model_env:VideoWorldModelEnv",
         "vector_entry_point": "rlvr_sim.envs.video.world_model_env:VideoWorldModelVectorEnv",
     },
-    "RLVRWorld-Web-v0": {"entry_point": "rlvr_sim.envs.web.world_model_env:WebWorldModelEnv"},
+    "RLVRWorld-Web-v0": {
+        "entry_point": "rlvr_sim.envs.web.world_model_env:WebWorldModelEnv",
+        "vector_entry_point": "rlvr_sim.envs.web.world_model_env:WebWorldModelVectorEnv",
+    },
     # ground-truth worlds
     "RLVRSim/TextGame-v0": {"entry_point": "rlvr_sim.envs.textgame.env:TextGameEnv"},
     "RLVRSim/WebShop-v0": {"entry_point": "rlvr_sim.envs.web.browser_env:BrowserEnv"},

@@ -1,18 +1,20 @@
 """`RLVRWorld-Web-v0`: a learned web world model served as a Gymnasium environment.
 
-`LMWebWorldModel` wraps a causal LM checkpoint (ours or any HF causal LM with its tokenizer) and the web
-task's codec: it predicts the item changes an action causes, as three-section text. `WebWorldModelEnv`
-steps by applying the predicted changes to the current tree (`rlvr_sim.envs.web.tree.apply_changes`).
+`LMWebWorldModel` is a causal LM checkpoint (ours or any HF causal LM with its tokenizer) plus the web
+task's codec (`rlvr_sim.tasks.web.WebTask`): it predicts the item changes an action causes, as
+three-section text, through the shared sampler (`rlvr_sim.envs.lm_env`). `WebWorldModelEnv` steps by
+applying the predicted changes to the current tree (`rlvr_sim.envs.web.tree.apply_changes`);
+`WebWorldModelVectorEnv` steps N such worlds with one batched generation.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-import gymnasium as gym
 import torch
+from rlvr_sim.envs.lm_env import LMWorldModel, LMWorldModelEnv, LMWorldModelVectorEnv, Prediction, load_lm
 from rlvr_sim.envs.web.actions import ActionParseError, parse_action
 from rlvr_sim.envs.web.spaces import TextSpace
 from rlvr_sim.envs.web.tasks import WEB_TASKS, get_task
@@ -26,60 +28,76 @@ EMBEDDED_TOKENIZER_DIR = asset_path("web_tokenizer")
 MAX_TREE_CHARS = 20_000
 
 
-class LMWebWorldModel:
-    """Predict item changes with a causal LM through the web task's prompt codec."""
+class WebQuery(NamedTuple):
+    """One (state, action) to predict: the page's objective, URL and tree, and the action text."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any, max_new_tokens: int = 256,
-                 max_prompt_tokens: int = 640, temperature: float = 1.0) -> None:
-        from rlvr_sim.tasks.web import WebTask
+    objective: str
+    url: str
+    action: str
+    tree: str
 
-        self.model = model.eval()
-        self.codec = WebTask(tokenizer=tokenizer, max_prompt_tokens=max_prompt_tokens, max_new_tokens=max_new_tokens)
-        self.temperature = temperature
 
-    @classmethod
-    def from_checkpoint(cls, path: str | Path, **kwargs: Any) -> LMWebWorldModel:
-        """Load a checkpoint directory (model + tokenizer), e.g. assets/web_rlvr."""
-        from rlvr_sim.models.lm import load_model
-
-        model, tokenizer, meta = load_model(str(path))
-        if tokenizer is None:
-            raise ValueError(f"checkpoint {path} has no tokenizer files; a web world model needs its tokenizer")
-        settings = (meta.get("task_args") or {}) if isinstance(meta, dict) else {}
-        for key in ("max_new_tokens", "max_prompt_tokens"):
-            if key in settings and key not in kwargs:
-                kwargs[key] = settings[key]
-        return cls(model, tokenizer, **kwargs)
-
-    def predict(self, objective: str, url: str, action: str, tree: str, samples: int = 1, seed: int = 0) -> list[str]:
-        """`samples` predicted three-section answers for one (state, action)."""
-        return self._sample([self.codec.encode_prompt(objective, url, action, tree)], samples, seed)
-
-    def predict_batch(self, objective: str, url: str, actions: list[str], tree: str, seed: int = 0) -> list[str]:
-        """One predicted answer per candidate action from the same state, in one batched call."""
-        if not actions:
-            return []
-        return self._sample([self.codec.encode_prompt(objective, url, a, tree) for a in actions], 1, seed)
-
-    def _sample(self, prompts: list[list[int]], samples: int, seed: int) -> list[str]:
-        from rlvr_sim.rl.sampler import sample
-
-        spec = self.codec.generation_spec()
-        with torch.no_grad():
-            out = sample(self.model, prompts, group_size=samples, max_new_tokens=spec.max_new_tokens,
-                         temperature=self.temperature, stop_token_ids=spec.stop_token_ids,
-                         pad_token_id=self.codec.pad_token_id, seed=seed)
-        return [self.codec.decode(c) for c in out.completions()]
+def decode_changes(tree: str, prediction: str) -> tuple[str | None, str | None]:
+    """(tree after applying the predicted changes, None) or, when only some item lines were malformed,
+    (tree, how many were ignored); (None, why) when the prediction cannot be parsed at all."""
+    try:
+        changes, dropped = parse_changes(prediction)
+    except ValueError as exc:
+        return None, str(exc)
+    return apply_changes(tree, changes), (f"{dropped} malformed item lines ignored" if dropped else None)
 
 
 def next_tree_from_prediction(tree: str, prediction: str) -> tuple[str, str | None]:
     """(tree after applying the predicted changes, parse error or None); an unparseable prediction leaves
     the tree unchanged."""
-    try:
-        changes, dropped = parse_changes(prediction)
-    except ValueError as exc:
-        return tree, str(exc)
-    return apply_changes(tree, changes), (f"{dropped} malformed item lines ignored" if dropped else None)
+    next_tree, error = decode_changes(tree, prediction)
+    return (tree if next_tree is None else next_tree), error
+
+
+class LMWebWorldModel(LMWorldModel):
+    """Predict item changes with a causal LM through the web task's prompt codec (`temperature` 0 = greedy)."""
+
+    def __init__(self, model: torch.nn.Module, tokenizer: Any, max_new_tokens: int = 256,
+                 max_prompt_tokens: int = 640, temperature: float = 1.0, checkpoint: str | Path | None = None) -> None:
+        from rlvr_sim.tasks.web import WebTask
+
+        codec = WebTask(tokenizer=tokenizer, max_prompt_tokens=max_prompt_tokens, max_new_tokens=max_new_tokens)
+        super().__init__(model, codec, checkpoint, temperature)
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, **kwargs: Any) -> LMWebWorldModel:
+        """Load a checkpoint directory (model + tokenizer), e.g. assets/web_rlvr; its task_args set the
+        prompt and answer budgets unless given."""
+        model, tokenizer, settings = load_lm(path)
+        for key in ("max_new_tokens", "max_prompt_tokens"):
+            if key in settings and key not in kwargs:
+                kwargs[key] = settings[key]
+        return cls(model, tokenizer, checkpoint=path, **kwargs)
+
+    def prompt_ids(self, query: WebQuery) -> list[int]:
+        return self.codec.encode_prompt(query.objective, query.url, query.action, query.tree)
+
+    def decode_state(self, query: WebQuery, text: str) -> tuple[str | None, str | None]:
+        return decode_changes(query.tree, text)
+
+    def generator_seed(self, seed: int) -> int:
+        """`sample(..., seed=seed)`'s seed of a single prompt: what `predict(..., seed=seed)` and
+        `evaluations/web.py --seed seed` (one transition) sample with."""
+        from rlvr_sim.rl.sampler import prompt_seeds
+
+        return prompt_seeds(seed, 1)[0]
+
+    def predict(self, objective: str, url: str, action: str, tree: str, samples: int = 1, seed: int = 0) -> list[str]:
+        """`samples` predicted three-section answers for one (state, action)."""
+        query = WebQuery(objective, url, action, tree)
+        return [t or "" for t in self.generate([self.prompt_ids(query)], seed=seed, group_size=samples)]
+
+    def predict_batch(self, objective: str, url: str, actions: list[str], tree: str, seed: int = 0) -> list[str]:
+        """One predicted answer per candidate action from the same state, in one batched call."""
+        if not actions:
+            return []
+        prompts = [self.prompt_ids(WebQuery(objective, url, a, tree)) for a in actions]
+        return [t or "" for t in self.generate(prompts, seed=seed)]
 
 
 def load_start_pages(path: str | Path = START_PAGES) -> dict[int, dict[str, str]]:
@@ -88,7 +106,7 @@ def load_start_pages(path: str | Path = START_PAGES) -> dict[int, dict[str, str]
     return {int(k): v for k, v in data.items()}
 
 
-class WebWorldModelEnv(gym.Env):
+class WebWorldModelEnv(LMWorldModelEnv):
     """A learned simulator of the shop site (or of any site the model was trained on).
 
     ## Description
@@ -117,7 +135,13 @@ class WebWorldModelEnv(gym.Env):
 
     ## Arguments
     `world_model` (an `LMWebWorldModel`) or `checkpoint` (a directory; default assets/web_rlvr),
-    `task_id`, `max_steps`, `render_mode` (None or "ansi").
+    `task_id`, `max_steps`, `render_mode` (None or "ansi"), `start_pages`, `temperature` (default: the
+    world model's, 1.0 for a loaded checkpoint; 0 = greedy). `gym.make_vec("RLVRWorld-Web-v0",
+    num_envs=N)` steps N worlds with one batched generation per step (`WebWorldModelVectorEnv`).
+
+    ## Info
+    `objective`, `raw_prediction` (None when nothing was predicted), `sample_seed` (the step's sampling
+    seed: `LMWebWorldModel.predict(..., seed=sample_seed)` replays it), `parse_error`, `action_error`.
 
     ## Version History
     v0: first version.
@@ -127,22 +151,24 @@ class WebWorldModelEnv(gym.Env):
 
     def __init__(self, world_model: LMWebWorldModel | None = None, checkpoint: str | Path | None = None,
                  task_id: int | None = None, max_steps: int = 15, render_mode: str | None = None,
-                 start_pages: str | Path = START_PAGES) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+                 start_pages: str | Path = START_PAGES, temperature: float | None = None) -> None:
+        self._check_render_mode(render_mode)
         if task_id is not None:
             get_task(task_id)
         self.world_model = world_model or LMWebWorldModel.from_checkpoint(checkpoint or DEFAULT_CHECKPOINT)
-        self.task_id, self.max_steps, self.render_mode = task_id, max_steps, render_mode
+        self._set_temperature(getattr(self.world_model, "temperature", 0.0) if temperature is None else temperature)
+        self.task_id, self.max_steps = task_id, max_steps
         self.start_pages = load_start_pages(start_pages)
         self.observation_space = TextSpace(MAX_TREE_CHARS)
         self.action_space = TextSpace(1000)
         self.tree, self.objective, self.url = "", "", "/"
         self._steps = 0
+        self._started = False
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        options = options or {}
+    def _observation(self) -> str | None:
+        return self.tree if self._started else None
+
+    def _start(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if "tree" in options:
             self.tree = str(options["tree"])
             self.objective, self.url = str(options.get("objective", "")), str(options.get("url", "/"))
@@ -156,32 +182,47 @@ class WebWorldModelEnv(gym.Env):
                 raise KeyError(f"no recorded start page for task {task_id}; pass options={{'tree': ...}}")
             page = self.start_pages[task_id]
             self.tree, self.objective, self.url = page["tree"], task.objective, page["url"]
-        self._steps = 0
+        self._steps, self._started = 0, True
         return self.tree, {"task_id": task_id, "objective": self.objective, "url": self.url}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def _begin_step(self, action: str) -> WebQuery | None:
+        """The query to predict (None for a stop or malformed action); remembers the parsed action."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
         self._steps += 1
-        info: dict[str, Any] = {"objective": self.objective, "raw_prediction": None}
-        terminated = False
+        self._action_error = None
         try:
-            parsed = parse_action(action)
+            self._parsed = parse_action(action)
         except ActionParseError as exc:
-            info["action_error"] = f"ActionParseError: {exc}"
-            parsed = None
-        if parsed is not None and parsed.kind == "stop":
-            terminated = True
-        elif parsed is not None:
-            seed = int(self.np_random.integers(2**31 - 1))
-            prediction = self.world_model.predict(self.objective, self.url, parsed.to_text(), self.tree, seed=seed)[0]
-            info["raw_prediction"] = prediction
-            tree, error = next_tree_from_prediction(self.tree, prediction)
-            self.tree = tree[:MAX_TREE_CHARS]
-            if error:
-                info["parse_error"] = error
-            if parsed.kind == "goto":
-                self.url = parsed.text
+            self._action_error, self._parsed = f"ActionParseError: {exc}", None
+        if self._parsed is None or self._parsed.kind == "stop":
+            return None
+        return WebQuery(self.objective, self.url, self._parsed.to_text(), self.tree)
+
+    def _finish_step(self, query: WebQuery | None, prediction: Prediction | None,
+                     sample_seed: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        info: dict[str, Any] = {"objective": self.objective, "raw_prediction": None, "sample_seed": sample_seed}
+        if self._action_error:
+            info["action_error"] = self._action_error
+        terminated = self._parsed is not None and self._parsed.kind == "stop"
+        if prediction is not None:
+            info["raw_prediction"] = prediction.text
+            if prediction.state is not None:
+                self.tree = prediction.state[:MAX_TREE_CHARS]
+            if prediction.error:
+                info["parse_error"] = prediction.error
+            if self._parsed.kind == "goto":
+                self.url = self._parsed.text
         truncated = not terminated and self._steps >= self.max_steps
         return self.tree, 0.0, terminated, truncated, info
 
-    def render(self) -> str | None:
-        return self.tree if self.render_mode == "ansi" else None
+
+class WebWorldModelVectorEnv(LMWorldModelVectorEnv):
+    """N learned web worlds over one loaded model, each step one batched generation for all N
+    (`gym.make_vec("RLVRWorld-Web-v0", num_envs=N, **env_kwargs)`; see `LMWorldModelVectorEnv`)."""
+
+    env_class = WebWorldModelEnv
+
+
+__all__ = ["DEFAULT_CHECKPOINT", "EMBEDDED_TOKENIZER_DIR", "LMWebWorldModel", "WebQuery", "WebWorldModelEnv",
+           "WebWorldModelVectorEnv", "decode_changes", "load_start_pages", "next_tree_from_prediction"]

@@ -1,4 +1,5 @@
-"""RLVRWorld-TextGame-v0: the world model as a Gymnasium env (check_env, determinism, shadow mode)."""
+"""RLVRWorld-TextGame-v0: the world model as a Gymnasium env (check_env, determinism, shadow mode, the same
+tokens as the evaluation and the viewer, the batched vector env)."""
 
 import gymnasium as gym
 import pytest
@@ -10,6 +11,7 @@ from rlvr_sim.envs.textgame.world_model_env import (
     DEFAULT_CHECKPOINT,
     TextGameWorldModel,
     TextGameWorldModelEnv,
+    TextGameWorldModelVectorEnv,
 )
 from transformers import PreTrainedTokenizerFast
 
@@ -27,7 +29,7 @@ def random_checkpoint(tmp_path_factory):
     model = build_model("tiny-5m", vocab_size=len(tokenizer), max_positions=512, hidden_size=32,
                         intermediate_size=64, num_attention_heads=2, num_hidden_layers=1)
     path = tmp_path_factory.mktemp("ckpt") / "random"
-    save_checkpoint(path, model, tokenizer, {"task": "textgame", "task_args": {"with_rules": False}})
+    save_checkpoint(path, model, tokenizer, {"task": "textgame", "task_args": {"with_rules": False, "max_new_tokens": 12}})
     return path
 
 
@@ -91,3 +93,77 @@ def test_default_env_uses_the_embedded_rlvr_checkpoint():
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(info["valid_actions"][0])
     assert isinstance(obs, str) and "parse_ok" in info
+
+
+@pytest.fixture
+def recorded_completions(monkeypatch):
+    """Every completion the shared sampler returns, as token ids (to compare paths token by token)."""
+    import rlvr_sim.rl.sampler as sampler
+
+    calls, real_sample = [], sampler.sample
+
+    def recording_sample(*args, **kwargs):
+        out = real_sample(*args, **kwargs)
+        calls.append(out.completions())
+        return out
+
+    monkeypatch.setattr(sampler, "sample", recording_sample)
+    return calls
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_env_evaluation_and_viewer_predict_the_same_tokens(random_checkpoint, random_world_model, temperature,
+                                                           recorded_completions):
+    """One (state, action) and seed: the env step, evaluations/textgame.py (its own model load) and the
+    viewer's predictor generate token-identical answers."""
+    from rlvr_sim.evaluations.textgame import predict_responses
+
+    from rlvr_sim.viewer.textgame_play import WorldModelPredictor
+
+    env = TextGameWorldModelEnv(world_model=random_world_model, game="boil-water", temperature=temperature)
+    _, info = env.reset(seed=3)
+    state, uuid_base, action = info["state"], info["uuid_base"], "turn on stove"
+    _, _, _, _, step_info = env.step(action)
+    seed = step_info["sample_seed"]
+    transition = TextGameTransition(state, state, action, uuid_base, env.real_game.task_description, "boil-water")
+    responses, _ = predict_responses(str(random_checkpoint), [transition], max_new_tokens=12,
+                                     temperature=temperature, seed=seed)
+    viewer = WorldModelPredictor(str(random_checkpoint), temperature=temperature, seed=seed)  # its own load
+    viewed = viewer.predict("boil-water", state, action, uuid_base, env.real_game.task_description)
+    env_tokens, eval_tokens, viewer_tokens = recorded_completions
+    assert env_tokens == eval_tokens == viewer_tokens and len(env_tokens[0]) > 0
+    assert step_info["raw_output"] == responses[0] == viewed.raw
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_vector_env_matches_single_envs_with_one_lm_call_per_step(random_world_model, temperature,
+                                                                  recorded_completions):
+    vec = gym.make_vec("RLVRWorld-TextGame-v0", num_envs=3, world_model=random_world_model,
+                       temperature=temperature, max_steps=2)
+    assert isinstance(vec.unwrapped, TextGameWorldModelVectorEnv)
+    observations, infos = vec.reset(seed=7)
+    actions = ["wait", "look", "turn on stove"]
+    steps = [vec.step(actions) for _ in range(3)]
+    assert len(recorded_completions) == 2  # one batched generation per step; the third step autoresets
+    for i in range(3):
+        env = TextGameWorldModelEnv(world_model=random_world_model, temperature=temperature, max_steps=2)
+        obs, info = env.reset(seed=7 + i)
+        assert obs == observations[i] and info["game"] == infos["game"][i]
+        for t in range(2):
+            obs, reward, terminated, truncated, info = env.step(actions[i])
+            assert obs == steps[t][0][i] and reward == steps[t][1][i]
+            assert (terminated, truncated) == (steps[t][2][i], steps[t][3][i])
+            assert info["raw_output"] == steps[t][4]["raw_output"][i]
+    assert all(steps[1][3]) and "raw_output" not in steps[2][4]  # truncated, then reset (no prediction)
+    assert vec.observation_space.contains(steps[2][0])
+    vec.close()
+
+
+def test_render_modes(random_world_model):
+    env = TextGameWorldModelEnv(world_model=random_world_model, render_mode="ansi")
+    assert env.render() is None
+    obs, _ = env.reset(seed=0)
+    assert env.render() == obs
+    assert TextGameWorldModelEnv(world_model=random_world_model).render() is None
+    with pytest.raises(ValueError, match="render_mode"):
+        TextGameWorldModelEnv(world_model=random_world_model, render_mode="human")

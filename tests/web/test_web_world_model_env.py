@@ -1,17 +1,25 @@
-"""RLVRWorld-Web-v0 over a real (randomly initialised, tiny) Llama, and the apply logic with a scripted model."""
+"""RLVRWorld-Web-v0 over a real (randomly initialised, tiny) Llama (the same tokens as evaluations/web.py, the
+batched vector env), and the apply logic with a scripted model."""
+
+import json
 
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
+from rlvr_sim.envs.lm_env import Prediction
+from rlvr_sim.envs.web.actions import parse_action
 from rlvr_sim.envs.web.world_model_env import (
     EMBEDDED_TOKENIZER_DIR,
     LMWebWorldModel,
     WebWorldModelEnv,
+    WebWorldModelVectorEnv,
+    decode_changes,
     next_tree_from_prediction,
 )
 from transformers import PreTrainedTokenizerFast
 
-from rlvr_sim.models.lm import build_model
+from rlvr_sim.data.wma import WebTransition, to_wma_record
+from rlvr_sim.models.lm import build_model, save_checkpoint
 
 TREE = "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True\n\t[2] link 'Orders'\n\t[3] link 'Products'"
 
@@ -22,8 +30,8 @@ class ScriptedWorldModel:
     def __init__(self, prediction: str) -> None:
         self.prediction = prediction
 
-    def predict(self, objective, url, action, tree, samples=1, seed=0):
-        return [self.prediction] * samples
+    def predict_next(self, queries, temperature=None, seeds=None):
+        return [Prediction(self.prediction, *decode_changes(q.tree, self.prediction)) for q in queries]
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +77,83 @@ def test_predicted_changes_are_applied_and_bad_output_is_reported():
 def test_predict_batch_of_no_actions_is_empty(tiny_world_model):
     """All candidates can be `stop` actions, which are never imagined: an empty batch, not a sampler error."""
     assert tiny_world_model.predict_batch("Open orders", "/", [], "[1] RootWebArea 'Shop'") == []
+
+
+@pytest.fixture
+def recorded_completions(monkeypatch):
+    """Every completion the shared sampler returns, as token ids (to compare paths token by token)."""
+    import rlvr_sim.rl.sampler as sampler
+
+    calls, real_sample = [], sampler.sample
+
+    def recording_sample(*args, **kwargs):
+        out = real_sample(*args, **kwargs)
+        calls.append(out.completions())
+        return out
+
+    monkeypatch.setattr(sampler, "sample", recording_sample)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory, tiny_world_model):
+    path = tmp_path_factory.mktemp("web") / "tiny"
+    save_checkpoint(path, tiny_world_model.model, tiny_world_model.tokenizer,
+                    {"task": "web", "task_args": {"max_new_tokens": 32, "max_prompt_tokens": 640}})
+    return path
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_env_and_evaluation_predict_the_same_tokens(tmp_path, tiny_checkpoint, temperature, recorded_completions):
+    """One (state, action) and seed: the env step and evaluations/web.py (its own model load, the
+    transition as a one-line data set) generate token-identical answers."""
+    from rlvr_sim.evaluations.web import predict
+
+    env = WebWorldModelEnv(checkpoint=tiny_checkpoint, temperature=temperature)
+    env.reset(seed=4, options={"tree": TREE, "objective": "Open orders", "url": "/admin"})
+    _, _, _, _, info = env.step("click [2]")
+    record = to_wma_record(WebTransition(objective="Open orders", action=parse_action("click [2]").to_text(),
+                                         tree=TREE, gold="New items:\nNone\n\nDeleted items:\nNone\n\nUpdated items:\nNone",
+                                         url="/admin"))
+    (tmp_path / "test.jsonl").write_text(json.dumps(record) + "\n")
+    predictions = predict(tiny_checkpoint, tmp_path, "test", None, temperature, 1, info["sample_seed"])[0]
+    env_tokens, eval_tokens = recorded_completions
+    assert env_tokens == eval_tokens and len(env_tokens[0]) > 0
+    assert info["raw_prediction"] == predictions[0]
+    replayer = LMWebWorldModel.from_checkpoint(tiny_checkpoint, temperature=temperature)  # the MPC agent's path
+    replay = replayer.predict("Open orders", "/admin", "click [2]", TREE, seed=info["sample_seed"])
+    assert replay == predictions
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_vector_env_matches_single_envs_with_one_lm_call_per_step(tiny_world_model, temperature,
+                                                                  recorded_completions):
+    vec = gym.make_vec("RLVRWorld-Web-v0", num_envs=3, world_model=tiny_world_model, temperature=temperature,
+                       max_steps=2)
+    assert isinstance(vec.unwrapped, WebWorldModelVectorEnv)
+    observations, infos = vec.reset(seed=2)
+    actions = ["click [4]", "stop [done]", "not an action"]
+    steps = [vec.step(actions) for _ in range(3)]
+    assert [len(c) for c in recorded_completions] == [1, 1]  # only world 0 needed the LM, once per step
+    for i in range(3):
+        env = WebWorldModelEnv(world_model=tiny_world_model, temperature=temperature, max_steps=2)
+        obs, info = env.reset(seed=2 + i)
+        assert obs == observations[i] and info["task_id"] == infos["task_id"][i]
+        for t in range(2 if i == 0 else 1):
+            obs, _, terminated, truncated, info = env.step(actions[i])
+            assert obs == steps[t][0][i] and (terminated, truncated) == (steps[t][2][i], steps[t][3][i])
+            assert info["raw_prediction"] == steps[t][4]["raw_prediction"][i]
+    assert steps[0][2].tolist() == [False, True, False] and "ActionParseError" in steps[0][4]["action_error"][2]
+    assert steps[1][4]["_task_id"].tolist() == [False, True, False]  # world 1 autoreset after its stop
+    vec.close()
+
+
+def test_render_modes(tiny_world_model):
+    env = WebWorldModelEnv(world_model=tiny_world_model, render_mode="ansi")
+    assert env.render() is None
+    obs, _ = env.reset(seed=0, options={"tree": TREE})
+    assert env.render() == obs == TREE
+    with pytest.raises(ValueError, match="render_mode"):
+        WebWorldModelEnv(world_model=tiny_world_model, render_mode="human")
+    with pytest.raises(RuntimeError, match="reset"):
+        WebWorldModelEnv(world_model=tiny_world_model).step("click [2]")
