@@ -41,8 +41,11 @@ WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable pr
 # at 64x64 + angle error / 5 degrees) read by the pixel judge on decoded frames (each term capped, see
 # rlvr_sim.metrics.pusht_pixels.object_errors), "both" their sum with the object score scaled by 1/10.
 REWARD_KINDS = ("perceptual", "object", "both")
-# augment: "d4" trains on every window under the eight symmetries of the square arena (pose codes only)
-AUGMENTS = ("none", "d4")
+# augment: "d4" trains on every window under the eight symmetries of the square arena (pose codes only);
+AUGMENTS = ("none", "d4", "d4_shift")
+# "d4_shift" adds SHIFT_COPIES copies of every symmetric window translated by up to SHIFT_MAX pose bins
+# (16 bins = 64 world units = 8 px at 64x64), where the walls stay out of reach (see VideoTask._shifts)
+SHIFT_COPIES, SHIFT_MAX = 2, 16
 
 
 @dataclass
@@ -268,6 +271,10 @@ class VideoTask:
             raise ValueError("augment='d4' needs 2-D actions binned over the same range in x and y, centred on "
                              f"the arena (e.g. action_bins low [0, 0], high [512, 512]); got low {low.tolist()}, "
                              f"high {high.tolist()}")
+        pose_bins = self.frame_tokenizer.config.bins
+        if self.augment == "d4_shift" and (high[0] - low[0] != WORLD_SIZE or self.action_bins.num_bins % pose_bins):
+            raise ValueError("augment='d4_shift' needs action bins over [0, 512] in a multiple of the pose bins "
+                             f"({pose_bins}), so a translation moves actions by whole bins")
 
     def symmetric_action_bins(self, bins: np.ndarray, k: int, inverse: bool = False) -> np.ndarray:
         """Action bins (..., 2) under symmetry `k` (see `PoseTokenizer.symmetry_codes`)."""
@@ -282,41 +289,91 @@ class VideoTask:
                 bins = np.stack([last - y, x] if inverse else [y, last - x], -1)
         return bins
 
-    def _variants(self, split: str) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
-        """(symmetry k, abs codes, cond codes, action bins) of the split: all 8 for augmented training."""
+    def _shift_codes(self, codes: np.ndarray, shift: np.ndarray) -> np.ndarray:
+        """Pose codes (W, ..., 5) with agent and T positions moved by `shift` (W, 2) bins."""
+        slot = self.frame_tokenizer.config.slot_size
+        out = codes.copy()
+        extra = (1,) * (codes.ndim - 2)
+        for i, axis in ((0, 0), (1, 1), (2, 0), (3, 1)):
+            out[..., i] += shift[:, axis].reshape(-1, *extra)
+        return np.where(codes % slot == slot - 1, codes, out)  # "not visible" stays so
+
+    def _shifts(self, w: Windows, rng: np.random.Generator) -> np.ndarray:
+        """One random translation (dx, dy) in pose bins per window, (0, 0) where none is safe.
+
+        Safe: before and after the move, every agent position and commanded target keeps >= 32 world units
+        and every T origin >= 64 from the arena's edge, and |d| <= SHIFT_MAX bins, so the walls (the only
+        thing in the arena that breaks translation invariance) are out of reach in both windows."""
+        bins, slot = self.frame_tokenizer.config.bins, self.frame_tokenizer.config.slot_size
+        per_action_bin = self.action_bins.num_bins // bins
+        codes = np.concatenate([w.abs_codes[:, None], w.cond_codes], axis=1) % slot  # (W, T+2, 5)
+        shifts = np.zeros((len(codes), 2), np.int64)
+        margin_agent, margin_block = bins // 16, bins // 8
+        for axis in (0, 1):
+            agent = np.concatenate([codes[..., axis], w.action_bins[..., axis] // per_action_bin], axis=1)
+            block = codes[..., 2 + axis]
+            low = np.maximum(margin_agent - agent.min(1), margin_block - block.min(1))
+            high = np.minimum(bins - 1 - margin_agent - agent.max(1), bins - 1 - margin_block - block.max(1))
+            safe = (low <= 0) & (high >= 0)  # the original window is clear of the walls too
+            low, high = np.maximum(low, -SHIFT_MAX), np.minimum(high, SHIFT_MAX)
+            draw = rng.integers(np.minimum(low, 0), np.maximum(high, 0) + 1)
+            shifts[:, axis] = np.where(safe, draw, 0)
+        shifts[(codes[..., :4] == bins).any((1, 2))] = 0  # an object out of view: no translation
+        return shifts
+
+    def _variants(self, split: str) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """(symmetry k, per-window shift (W, 2), abs codes, cond codes, action bins) of the split: the
+        original only, or for augmented training each of the 8 symmetries (and translated copies)."""
         w = self.windows[split]
+        none = np.zeros((len(w.abs_codes), 2), np.int64)
         if self.augment == "none" or split != "train":
-            return [(0, w.abs_codes, w.cond_codes, w.action_bins)]
+            return [(0, none, w.abs_codes, w.cond_codes, w.action_bins)]
         tok = self.frame_tokenizer
-        return [(k, tok.symmetry_codes(w.abs_codes, k), tok.symmetry_codes(w.cond_codes, k),
-                 self.symmetric_action_bins(w.action_bins, k)) for k in range(8)]
+        per_action_bin = self.action_bins.num_bins // tok.config.bins  # action bins per pose bin
+        rng = np.random.default_rng(self.settings["split_seed"])
+        out = []
+        for k in range(8):
+            abs_codes, cond_codes = tok.symmetry_codes(w.abs_codes, k), tok.symmetry_codes(w.cond_codes, k)
+            action_bins = self.symmetric_action_bins(w.action_bins, k)
+            out.append((k, none, abs_codes, cond_codes, action_bins))
+            for _ in range(SHIFT_COPIES if self.augment == "d4_shift" else 0):
+                moved = Windows(w.context, w.future, abs_codes, cond_codes, action_bins)
+                shift = self._shifts(moved, rng)
+                keep = shift.any(1)
+                out.append((k, shift[keep], self._shift_codes(abs_codes[keep], shift[keep]),
+                            self._shift_codes(cond_codes[keep], shift[keep]),
+                            action_bins[keep] + per_action_bin * shift[keep][:, None, :], np.flatnonzero(keep)))
+        return out
 
     # -------------------------------------------------------------------------------------- protocol
     def examples(self, split: str) -> list[Example]:
         """One example per window of the split (multi-step or single-step, by `mode`); with `augment="d4"`
-        the training split holds every window under all eight symmetries of the square arena."""
+        the training split holds every window under all eight symmetries of the square arena, with
+        `"d4_shift"` also SHIFT_COPIES translated copies of each (see `_shifts`)."""
         if split not in self.windows:
             raise ValueError(f"unknown split {split!r}; known: {sorted(self.windows)}")
         out = []
-        for k, abs_codes, cond_codes, action_bins in self._variants(split):
-            out += self._examples(split, k, abs_codes, cond_codes, action_bins)
+        for k, shift, abs_codes, cond_codes, action_bins, *index in self._variants(split):
+            rows = index[0] if index else np.arange(len(abs_codes))
+            out += self._examples(split, k, shift, rows, abs_codes, cond_codes, action_bins)
         return out
 
-    def _examples(self, split: str, sym: int, abs_codes: np.ndarray, cond_codes: np.ndarray,
-                  action_bins: np.ndarray) -> list[Example]:
+    def _examples(self, split: str, sym: int, shift: np.ndarray, rows: np.ndarray, abs_codes: np.ndarray,
+                  cond_codes: np.ndarray, action_bins: np.ndarray) -> list[Example]:
         out = []
-        for i in range(len(abs_codes)):
-            full = self.codec.window_tokens(abs_codes[i], cond_codes[i, 1:], action_bins[i])
+        for j, i in enumerate(rows.tolist()):
+            full = self.codec.window_tokens(abs_codes[j], cond_codes[j, 1:], action_bins[j])
+            tag = {"sym": sym, "shift": shift[j].tolist()} if sym or shift[j].any() else {"sym": 0}
             if self.mode == "multi":
                 cut = 1 + self.codec.abs_tokens + self.codec.action_dim
-                forced = [self.codec.action_tokens(action_bins[i, t]) for t in range(1, self.horizon)]
-                meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, "sym": sym}
+                forced = [self.codec.action_tokens(action_bins[j, t]) for t in range(1, self.horizon)]
+                meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, **tag}
                 out.append(Example(full[:cut], full[cut:], forced, meta))
             else:
                 k = self.context_frames
                 stride = self.codec.cond_tokens + self.codec.action_dim
                 cut = 1 + self.codec.abs_tokens + k * stride - self.codec.cond_tokens
-                meta = {"split": split, "index": i, "first": k, "frames": 1, "sym": sym}
+                meta = {"split": split, "index": i, "first": k, "frames": 1, **tag}
                 out.append(Example(full[:cut], full[cut : cut + self.codec.cond_tokens], None, meta))
         return out
 
@@ -399,6 +456,8 @@ class VideoTask:
             parsed = self.codec.parse_frames(completion, meta["frames"])
             if parsed is not None:
                 codes, valid = parsed
+                if "shift" in meta:  # a translated copy: move the prediction back first
+                    codes = self._shift_codes(codes[None], -np.asarray(meta["shift"])[None])[0]
                 if meta.get("sym", 0):  # a symmetric copy: map the prediction back onto the true window
                     codes = self.frame_tokenizer.symmetry_codes(codes, meta["sym"], inverse=True)
                 by_split.setdefault(meta["split"], []).append((i, codes, valid))

@@ -182,3 +182,23 @@ def test_extra_train_dirs_add_training_windows_only(pose_setup, tmp_path):
     assert more.checkpoint_meta()["video_settings"]["extra_train_dirs"] == [str(tmp_path / "more")]
     with pytest.raises(FileNotFoundError, match="does not exist"):
         make_task("pusht", extra_train_dirs=[str(tmp_path / "nowhere")], **pose_setup)
+
+
+def test_d4_shift_translates_copies_away_from_the_walls_and_scores_them_on_the_original(pose_setup):
+    bins = {"low": [0, 0], "high": [512, 512], "num_bins": 256}
+    plain = make_task("pusht", reward_kind="object", action_bins=bins, augment="d4", **pose_setup)
+    task = make_task("pusht", reward_kind="object", action_bins=bins, augment="d4_shift", **pose_setup)
+    train = task.examples("train")
+    moved = [e for e in train if any(e.metadata.get("shift", [0, 0]))]
+    assert len(train) > len(plain.examples("train")) and moved
+    slot, pose_bins = task.frame_tokenizer.config.slot_size, task.frame_tokenizer.config.bins
+    for e in moved[:20]:
+        assert max(abs(d) for d in e.metadata["shift"]) <= 16
+        codes = np.array(e.prompt_ids[1:6])
+        assert ((codes // slot) == np.arange(5)).all()  # every code stays in its own slot's range
+        assert (codes[:4] % slot >= pose_bins // 16).all() and (codes[:4] % slot < pose_bins - pose_bins // 16).all()
+    sample = moved[:4]
+    gold = task.reward([e.prompt_ids for e in sample], [e.answer_ids for e in sample], [e.metadata for e in sample])
+    assert all(-3.0 < r <= 0.0 for r in gold)  # mapped back onto the true window: only quantisation error
+    unmoved = [dict(e.metadata, shift=[0, 0]) for e in sample]
+    assert np.mean(task.reward([e.prompt_ids for e in sample], [e.answer_ids for e in sample], unmoved)) < np.mean(gold)
