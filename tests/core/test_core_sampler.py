@@ -102,3 +102,70 @@ def test_bad_arguments_are_named(model):
         sample(model, PROMPTS, forced=[[[1]]] * 3)
     with pytest.raises(ValueError, match="allowed_token_range"):
         sample(model, PROMPTS, allowed_token_range=(10, 99))
+
+
+def test_in_place_cache_matches_concatenation_and_grows(model, monkeypatch):
+    """The pre-allocated cache (written in place, grown by doubling) samples exactly what the concatenating
+    cache samples: same tokens, same log-probs, with padding, groups, forced chunks and stop tokens."""
+    from rlvr_sim.rl import sampler
+
+    kwargs = dict(group_size=3, max_new_tokens=9, seed=7, forced=[[[30, 31], [29]] for _ in PROMPTS],
+                  interleave_every=3, stop_token_ids=[4])
+    fast = sample(model, PROMPTS, **kwargs)
+    monkeypatch.setattr(sampler, "in_place_cache", lambda *a, **k: False)
+    slow = sample(model, PROMPTS, **kwargs)
+    assert torch.equal(fast.tokens, slow.tokens) and torch.equal(fast.loss_mask, slow.loss_mask)
+    assert torch.allclose(fast.logprobs, slow.logprobs, atol=1e-5)
+    monkeypatch.undo()
+
+    # a session fed far past its reserve grows and keeps giving the logits of a full forward
+    session = sampler.DecodeSession(model, PROMPTS, seeds=[1, 2, 3], group_size=2, reserve_tokens=1)
+    assert session.in_place
+    fed = [[] for _ in range(session.rows)]
+    for step in range(12):
+        token, _ = session.draw(1.0)
+        session.feed(token[:, None])
+        for row, t in enumerate(token.tolist()):
+            fed[row].append(t)
+    assert session.cache.layers[0].capacity >= max(map(len, PROMPTS)) + 12
+    with torch.no_grad():
+        for row in range(session.rows):
+            ids = torch.tensor([PROMPTS[row // 2] + fed[row]])
+            ref = model(input_ids=ids).logits[0, -1].float()
+            assert torch.allclose(session.logits[row], ref, atol=1e-4)
+
+
+def test_dropping_finished_rows_changes_nothing(model):
+    """Rows that stopped leave the batch; every sample, log-prob and mask stays what it was."""
+    kwargs = dict(group_size=6, max_new_tokens=14, seed=11, stop_token_ids=[3, 4, 5, 6, 7, 8])
+    dropped = sample(model, PROMPTS, drop_finished=True, **kwargs)
+    kept = sample(model, PROMPTS, drop_finished=False, **kwargs)
+    assert torch.equal(dropped.tokens, kept.tokens) and torch.equal(dropped.lengths, kept.lengths)
+    assert torch.allclose(dropped.logprobs, kept.logprobs, atol=1e-5)
+    assert (dropped.lengths < dropped.tokens.shape[1]).any()  # some rows did stop early
+    for row, comp in enumerate(dropped.completions()):
+        with torch.no_grad():
+            ref = full_logprobs(model, PROMPTS[row // 6], comp)
+        assert torch.allclose(dropped.logprobs[row, : len(comp)], ref, atol=1e-4)
+
+
+def test_env_style_session_matches_sample(model):
+    """Driving a DecodeSession step by step with given generators (as the learned-simulator envs do)
+    draws exactly what `sample` draws from the same seeds."""
+    from rlvr_sim.rl.sampler import DecodeSession
+
+    seeds = [5, 6, 7]
+    out = sample(model, PROMPTS, max_new_tokens=8, seeds=seeds, forced=[[[30], [31], [29]]] * 3,
+                 interleave_every=2, stop_token_ids=())
+    generators = [torch.Generator().manual_seed(s) for s in seeds]
+    session = DecodeSession(model, PROMPTS, generators=generators, reserve_tokens=2)
+    drawn = []
+    for step in range(8):
+        token, _ = session.draw(1.0)
+        drawn.append(token)
+        if step < 7:
+            session.feed(token[:, None])
+            if (step + 1) % 2 == 0 and (step + 1) // 2 <= 3:
+                session.feed(torch.tensor([[(30, 31, 29)[(step + 1) // 2 - 1]]] * 3))
+    generated = out.tokens[out.loss_mask].view(3, 8)
+    assert torch.equal(torch.stack(drawn, 1), generated)
