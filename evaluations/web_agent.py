@@ -179,11 +179,33 @@ def decisions_markdown(summary: dict[str, Any], note: str) -> str:
 
 
 def markdown(results: dict[str, Any], note: str) -> str:
+    """The success table: each agent's rate with a bootstrap 95% interval over its episodes and, when the
+    policy-alone agent ran the same episodes (same tasks and seeds, in order), the paired difference to it."""
+    import numpy as np
+
+    from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
+
     labels = {"policy": "Policy alone", "mpc-sft": "MPC + SFT world model", "mpc-rlvr": "MPC + RLVR world model",
               "mpc-browser": "MPC + real browser (upper bound)"}
-    lines = ["| Agent | Success rate (%) | Episodes | Mean steps |", "|---|---|---|---|"]
+
+    def outcomes(row: dict[str, Any]) -> tuple[np.ndarray, list[int]]:
+        traces = row.get("traces") or []
+        return 100.0 * np.array([float(e["success"]) for e in traces]), [e["task_id"] for e in traces]
+
+    baseline, baseline_tasks = outcomes(results["policy"]) if "policy" in results else (np.array([]), [])
+    lines = ["| Agent | Success rate (%) [95% CI] | vs policy alone, paired (points) [95% CI] | Episodes | Mean steps |",
+             "|---|---|---|---|---|"]
     for name, row in results.items():
-        lines.append(f"| {labels.get(name, name)} | {row['success_rate']:.1f} | {row['episodes']} | {row['mean_steps']:.1f} |")
+        success, tasks = outcomes(row)
+        rate = f"{row['success_rate']:.1f}"
+        if len(success) > 1:
+            low, high = bootstrap_ci(success)
+            rate += f" [{low:.1f}, {high:.1f}]"
+        versus = "-"
+        if name != "policy" and len(success) > 1 and tasks == baseline_tasks:
+            gain = paired_gain(success, baseline)  # success - policy: positive when the agent succeeds more
+            versus = f"{gain['gain']:+.1f} [{gain['low']:+.1f}, {gain['high']:+.1f}]"
+        lines.append(f"| {labels.get(name, name)} | {rate} | {versus} | {row['episodes']} | {row['mean_steps']:.1f} |")
     return "\n".join(lines) + f"\n\n{note}\n"
 
 
