@@ -2,11 +2,18 @@
 
     python evaluations/web.py                      # embedded assets/web_sft and assets/web_rlvr, data/web test split
     python evaluations/web.py --model SFT=runs/web_sft/final --model RLVR=runs/web_grpo/final --limit 100
+    python evaluations/web.py --data data/web_episode --twins-of data/web_episode data/web_onpolicy_episode
 
 Each model decodes every test transition greedily (temperature 0; `--temperature` to sample) and the
 scores are averaged per transition, with the default metric and with `compat="rlvr-world"` (the
 official scorer). A "no change" row (always predicting three `None` sections) shows how much of the
 score needs no model. Writes evaluations/results/web.json and web.md.
+
+`--twins-of` names the data the models were trained on (files, or directories whose train split is read):
+test transitions whose page and action (`rlvr_sim.envs.web.collect.transition_key`) occur there have their
+answer in training. The table then scores the transitions without such a twin (with a bootstrap 95% interval,
+and each model's paired gain over the first) next to those with one, and counts them. The collector's default
+key split has no twins; the episode split the embedded models were trained on has many.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
 from rlvr_sim.metrics.web import item_change_f1
 from rlvr_sim.resources import asset_path, packaged_results, results_dir
 
@@ -37,9 +45,36 @@ def score_predictions(predictions: list[str], golds: list[str]) -> dict[str, flo
             "compat_f1": 100 * compat[:, 2].mean(), "n": len(golds)}
 
 
+def per_transition_f1(predictions: list[str], golds: list[str]) -> list[float]:
+    """Default-metric item-change F1 of each prediction, in percent."""
+    return [100 * item_change_f1(p, g).f1 for p, g in zip(predictions, golds)]
+
+
+def twin_flags(keys: list[str], train: list[str]) -> list[bool]:
+    """Whether each test transition (by `transition_key`) has a twin in the `train` data."""
+    from rlvr_sim.envs.web.collect import training_keys
+
+    seen = training_keys(train)
+    return [key in seen for key in keys]
+
+
+def subset_scores(row: dict[str, Any], predictions: list[str], golds: list[str], twins: list[bool]) -> None:
+    """Add the scores of the transitions without and with a training twin to `row` (no_twin, twin), with a
+    bootstrap 95% interval of the no-twin F1."""
+    for name, wanted in (("no_twin", False), ("twin", True)):
+        idx = [i for i, twin in enumerate(twins) if twin == wanted]
+        if not idx:
+            row[name] = {"n": 0}
+            continue
+        row[name] = score_predictions([predictions[i] for i in idx], [golds[i] for i in idx])
+        f1s = [row["f1_per_transition"][i] for i in idx]
+        row[name]["f1_ci"] = list(bootstrap_ci(np.array(f1s))) if len(f1s) > 1 else [f1s[0], f1s[0]]
+
+
 def predict(checkpoint: str | Path, data_dir: str | Path, split: str, limit: int | None, temperature: float,
-            batch_size: int, seed: int) -> tuple[list[str], list[str], dict[str, Any]]:
-    """Decoded predictions and golds of one checkpoint on a split (the checkpoint's own tokenizer/codec)."""
+            batch_size: int, seed: int) -> tuple[list[str], list[str], dict[str, Any], list[str]]:
+    """Decoded predictions, golds, checkpoint metadata and test-transition keys (page + action) of one
+    checkpoint on a split (the checkpoint's own tokenizer/codec)."""
     from rlvr_sim.models.lm import load_model
     from rlvr_sim.rl.sampler import sample
     from rlvr_sim.tasks.web import WebTask
@@ -61,10 +96,51 @@ def predict(checkpoint: str | Path, data_dir: str | Path, split: str, limit: int
                          seed=seed + start)
             predictions += [task.decode(c) for c in out.completions()]
             print(f"  {checkpoint}: {len(predictions)}/{len(examples)} decoded", file=sys.stderr, flush=True)
-    return predictions, [e.metadata["gold"] for e in examples], meta
+    from rlvr_sim.envs.web.collect import transition_key
+
+    keys = [transition_key(e.metadata["tree"], e.metadata["action"]) for e in examples]
+    return predictions, [e.metadata["gold"] for e in examples], meta, keys
+
+
+def gains_text(rows: list[dict[str, Any]], twins: list[bool] | None) -> str:
+    """Paired bootstrap gains in F1 of each model over the first model row (on the no-twin transitions
+    when twins are known), or "" with fewer than two models."""
+    models = [row for row in rows if row.get("f1_per_transition")]
+    if len(models) < 2:
+        return ""
+    idx = [i for i, twin in enumerate(twins) if not twin] if twins is not None else list(range(len(models[0]["f1_per_transition"])))
+    if len(idx) < 2:
+        return ""
+    first = np.array(models[0]["f1_per_transition"])[idx]
+    parts = []
+    for row in models[1:]:
+        other = np.array(row["f1_per_transition"])[idx]
+        gain = paired_gain(other, first)  # other - first: positive when `row` scores higher
+        parts.append(f"{row['model']} - {models[0]['model']}: {gain['gain']:+.2f} F1 (paired bootstrap 95% interval "
+                     f"{gain['low']:+.2f} to {gain['high']:+.2f}; better on {int((other > first).sum())}, worse on "
+                     f"{int((other < first).sum())} of {len(idx)})")
+    where = "on the transitions without a training twin" if twins is not None else "on all transitions"
+    return f"Gain {where}: " + "; ".join(parts) + "."
+
+
+def markdown_twins(rows: list[dict[str, Any]], note: str) -> str:
+    lines = ["| Model | F1, no training twin [95% CI] | F1 (rlvr-world scorer), no twin | F1, with a twin | F1, all | "
+             "n (no twin / twin) |", "|---|---|---|---|---|---|"]
+
+    def cell(scores: dict[str, Any], key: str) -> str:
+        return f"{scores[key]:.2f}" if scores["n"] else "-"
+
+    for row in rows:
+        clean, twin = row["no_twin"], row["twin"]
+        clean_f1 = f"{clean['f1']:.2f} [{clean['f1_ci'][0]:.2f}, {clean['f1_ci'][1]:.2f}]" if clean["n"] else "-"
+        lines.append(f"| {row['model']} | {clean_f1} | {cell(clean, 'compat_f1')} | {cell(twin, 'f1')} | "
+                     f"{row['f1']:.2f} | {clean['n']} / {twin['n']} |")
+    return "\n".join(lines) + f"\n\n{note}\n"
 
 
 def markdown(rows: list[dict[str, Any]], note: str) -> str:
+    if rows and "no_twin" in rows[0]:
+        return markdown_twins(rows, note)
     lines = ["| Model | Precision | Recall | F1 | F1 (rlvr-world scorer) | n |", "|---|---|---|---|---|---|"]
     for row in rows:
         lines.append(f"| {row['model']} | {row['precision']:.2f} | {row['recall']:.2f} | {row['f1']:.2f} | "
@@ -96,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", help="default: evaluations/results in a clone of the repository; required elsewhere")
     parser.add_argument("--append", action="store_true",
                         help="keep rows of other models already in <out-dir>/web.json (same data and limit expected)")
+    parser.add_argument("--twins-of", nargs="+", metavar="DATA",
+                        help="the models' training data (files or directories' train splits): score the test "
+                             "transitions without a twin (same page + action) there apart from those with one")
     args = parser.parse_args(argv)
     try:
         out = results_dir(args.out_dir)
@@ -106,26 +185,47 @@ def main(argv: list[str] | None = None) -> int:
     models = [tuple(m.split("=", 1)) for m in args.model] or [(n, str(p)) for n, p in DEFAULT_MODELS]
     rows: list[dict[str, Any]] = []
     golds: list[str] = []
+    keys: list[str] = []
+    twins: list[bool] | None = None
     for name, path in models:
         start = time.time()
-        predictions, golds, meta = predict(path, args.data, args.split, args.limit, args.temperature,
-                                           args.batch_size, args.seed)
+        predictions, golds, meta, keys = predict(path, args.data, args.split, args.limit, args.temperature,
+                                                 args.batch_size, args.seed)
+        if args.twins_of and twins is None:
+            twins = twin_flags(keys, args.twins_of)
         rows.append({"model": name, "checkpoint": str(path), **score_predictions(predictions, golds),
+                     "f1_per_transition": per_transition_f1(predictions, golds),
                      "seconds": round(time.time() - start, 1), "command": command.strip(), "examples": predictions[:3]})
-        print(json.dumps({k: v for k, v in rows[-1].items() if k != "examples"}), flush=True)
+        if twins is not None:
+            subset_scores(rows[-1], predictions, golds, twins)
+        print(json.dumps({k: v for k, v in rows[-1].items() if k not in ("examples", "f1_per_transition")}), flush=True)
     if golds:
-        rows.insert(0, {"model": "No-change baseline", "checkpoint": None, **score_predictions([NO_CHANGE] * len(golds), golds)})
+        baseline = [NO_CHANGE] * len(golds)
+        rows.insert(0, {"model": "No-change baseline", "checkpoint": None, **score_predictions(baseline, golds),
+                        "f1_per_transition": per_transition_f1(baseline, golds)})
+        if twins is not None:
+            subset_scores(rows[0], baseline, golds, twins)
     out.mkdir(parents=True, exist_ok=True)
     if args.append and (out / "web.json").exists():
+        previous = json.loads((out / "web.json").read_text())
+        if previous.get("keys", keys) != keys or previous.get("twins") != twins:
+            parser.error(f"--append: {out / 'web.json'} scored other transitions or another --twins-of; "
+                         "re-run without --append")
         fresh = {row["model"] for row in rows}
-        rows += [row for row in json.loads((out / "web.json").read_text())["rows"] if row["model"] not in fresh]
+        rows += [row for row in previous["rows"] if row["model"] not in fresh]
         order = {"No-change baseline": 0, "SFT": 1, "RLVR": 2}
         rows.sort(key=lambda row: order.get(row["model"], 3))
     commands = sorted({row["command"] for row in rows if row.get("command")})
     note = (f"Held-out transitions: {args.data} split `{args.split}` (first {len(golds)} with answers within the "
             f"checkpoint's max_new_tokens), decoding temperature {args.temperature}. Scores are per-transition means "
-            "in percent. Commands: " + "; ".join(f"`{c}`" for c in commands))
-    (out / "web.json").write_text(json.dumps({"rows": rows, "note": note}, indent=1) + "\n")
+            "in percent.")
+    if twins is not None:
+        note += (f" {sum(twins)} of the {len(golds)} test transitions have a training twin (the same page and action, "
+                 f"so the same answer) in {' + '.join(args.twins_of)}; the first column scores the other "
+                 f"{len(golds) - sum(twins)}.")
+    gains = gains_text([row for row in rows if row["model"] != "No-change baseline"], twins)
+    note += (f" {gains}" if gains else "") + " Commands: " + "; ".join(f"`{c}`" for c in commands)
+    (out / "web.json").write_text(json.dumps({"rows": rows, "note": note, "keys": keys, "twins": twins}, indent=1) + "\n")
     (out / "web.md").write_text(markdown(rows, note))
     print(markdown(rows, note))
     return 0

@@ -28,3 +28,28 @@ def test_web_evaluation_writes_table(tmp_path):
     assert rows[0]["f1"] == 0.0 and rows[1]["n"] == 2 and 0.0 <= rows[1]["f1"] <= 100.0
     assert "| Tiny |" in (out / "web.md").read_text()
     assert "Web world model" in web_eval.results_tables(out)
+
+
+def test_web_evaluation_scores_transitions_without_a_training_twin_apart(tmp_path):
+    """--twins-of: test transitions whose page + action are in the training data are counted and scored apart."""
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(EMBEDDED_TOKENIZER_DIR))
+    model = build_model("tiny-5m", len(tokenizer), max_positions=768, hidden_size=32, intermediate_size=64,
+                        num_hidden_layers=1, num_attention_heads=2)
+    save_checkpoint(tmp_path / "ckpt", model, tokenizer, {"task_args": {"max_new_tokens": 40}})
+    data = tmp_path / "data"
+    data.mkdir()
+    twin = {"objective": "o", "current_action": "click [2]", "observation": TREE, "next_state_tao": GOLD}
+    other = {**twin, "current_action": "hover [2]"}
+    (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in (twin, other, other)) + "\n")
+    (data / "train.jsonl").write_text(json.dumps({**twin, "objective": "another objective"}) + "\n")
+    out = tmp_path / "out"
+    args = ["--data", str(data), "--twins-of", str(data), "--out-dir", str(out)]
+    assert web_eval.main(["--model", f"A={tmp_path / 'ckpt'}", "--model", f"B={tmp_path / 'ckpt'}", *args]) == 0
+    report = json.loads((out / "web.json").read_text())
+    assert report["twins"] == [True, False, False]
+    baseline, a, b = report["rows"]
+    assert baseline["no_twin"]["n"] == 2 and baseline["twin"]["n"] == 1 and baseline["no_twin"]["f1_ci"] == [0.0, 0.0]
+    assert a["no_twin"]["f1"] == b["no_twin"]["f1"] and len(a["f1_per_transition"]) == 3
+    table = (out / "web.md").read_text()
+    assert "| A |" in table and "2 / 1 |" in table and "1 of the 3 test transitions have a training twin" in table
+    assert "B - A: +0.00 F1" in table
