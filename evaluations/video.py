@@ -46,13 +46,14 @@ ERRORS = ("agent_px", "block_px", "angle_deg")
 
 
 class GreedyWorld:
-    """A world decoded greedily (temperature 0: the most likely token every time), for `--greedy` rows."""
+    """A world decoded at temperature 0: the most likely token every time (`--greedy` rows), or with
+    `median` the median bin of each pose token's distribution (`--median` rows)."""
 
-    def __init__(self, world: VideoWorldModel) -> None:
-        self.world = world
+    def __init__(self, world: VideoWorldModel, median: bool = False) -> None:
+        self.world, self.median = world, median
 
     def rollout(self, frames: np.ndarray, actions: np.ndarray, seeds: list[int]) -> np.ndarray:
-        return self.world.rollout(frames, actions, seeds, temperature=0.0)
+        return self.world.rollout(frames, actions, seeds, temperature=0.0, median=self.median)
 
 
 def _ci(values: np.ndarray) -> dict[str, float]:
@@ -364,15 +365,17 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def write_pictures(worlds: dict[str, VideoWorldModel], task: VideoTask, states: np.ndarray, out: Path,
-                   action_repeat: int, seed: int) -> None:
-    """A GIF of one held-out window (truth | models) and a PNG of the four-edge test from one start."""
+                   action_repeat: int, seed: int, median: bool = False) -> None:
+    """A GIF of one held-out window (truth | models) and a PNG of the four-edge test from one start, each
+    model decoded as the env serves it by default (temperature 0; `median` decoding if asked)."""
     import imageio.v2 as imageio
 
     w = task.windows["test"]
     actions = task.action_bins.decode(w.action_bins[:1])
     columns = [np.concatenate([w.context[:1], w.future[0]])]
     for world in worlds.values():
-        columns.append(np.concatenate([w.context[:1], world.rollout(w.context[:1], actions, [seed])[0]]))
+        served = world.rollout(w.context[:1], actions, [seed], temperature=0.0, median=median)[0]
+        columns.append(np.concatenate([w.context[:1], served]))
     gap = np.full((len(columns[0]), columns[0].shape[1], 2, 3), 255, np.uint8)
     frames = np.concatenate([x for c in columns for x in (c, gap)][:-1], axis=2)
     imageio.mimsave(out.with_name(out.name + "_strip.gif"), list(np.repeat(np.repeat(frames, 3, 1), 3, 2)),
@@ -385,7 +388,8 @@ def write_pictures(worlds: dict[str, VideoWorldModel], task: VideoTask, states: 
         start, _, truth = pusht_truth(state, held, action_repeat, size)
         rows[0].append(np.concatenate([start, *truth], axis=1))
         for r, world in enumerate(worlds.values(), start=1):
-            rows[r].append(np.concatenate([start, *world.rollout(start[None], held[None], [seed])[0]], axis=1))
+            served = world.rollout(start[None], held[None], [seed], temperature=0.0, median=median)[0]
+            rows[r].append(np.concatenate([start, *served], axis=1))
     white = np.full((size, 4, 3), 255, np.uint8)
     lines = [np.concatenate([x for panel in row for x in (panel, white)][:-1], axis=1) for row in rows]
     rule = np.full((2, lines[0].shape[1], 3), 255, np.uint8)
@@ -415,6 +419,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="also relate the default env's info['uncertainty'] (K extra samples) to its real error")
     parser.add_argument("--greedy", action="store_true",
                         help="also roll every model out greedily (temperature 0) in the rollout and action tables")
+    parser.add_argument("--median", action="store_true",
+                        help="also roll every model out with median decoding (temperature 0, the median bin of "
+                             "each pose token; the env's `median=True`)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None,
                         help="output path without extension (default: <clone>/evaluations/results/video)")
@@ -449,10 +456,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                "frame_skip": settings["frame_skip"], "train_horizon": settings["horizon"]}
     results["judge"] = judge_validation(test_paths, base.image_size, settings["frame_skip"])
     rolled = {**worlds, **({f"{name} (greedy)": GreedyWorld(world) for name, world in worlds.items()}
-                           if args.greedy else {})}
+                           if args.greedy else {}),
+              **({f"{name} (median)": GreedyWorld(world, median=True) for name, world in worlds.items()}
+                 if args.median else {})}
     results["rollouts"], per_window = rollout_rows(long_task, rolled, args.windows, args.seed, lpips)
     pairs = [("copy-last-frame", name) for name in rolled] + [("base", name) for name in worlds if name != "base"]
     pairs += [("base (greedy)", f"{name} (greedy)") for name in worlds if name != "base" and args.greedy]
+    pairs += [("base (median)", f"{name} (median)") for name in worlds if name != "base" and args.median]
     results["gains"] = gains(per_window, pairs)
     states = start_states(long_task, args.starts)
     results["action_response"] = action_response(rolled, states, settings["frame_skip"], base.image_size, args.seed)
@@ -467,7 +477,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default = checkpoints.get("RLVR (MAE+LPIPS)", args.base)
         results["uncertainty"] = uncertainty_relation(default, long_task, min(args.windows, 32), args.uncertainty,
                                                       16, args.seed, out.with_name(out.name + "_uncertainty.png"))
-    write_pictures(worlds, long_task, states, out, settings["frame_skip"], args.seed)
+    write_pictures(worlds, long_task, states, out, settings["frame_skip"], args.seed, median=args.median)
     results["seconds"] = round(time.time() - start, 1)
     results["command"] = "python evaluations/video.py " + " ".join(argv if argv is not None else sys.argv[1:])
     out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")

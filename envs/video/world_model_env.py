@@ -28,6 +28,8 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
+
 DEFAULT_CHECKPOINT = "pusht_pose_rlvr_perceptual"  # under rlvr_sim/assets: the best decoded greedily (docs/video.md)
 TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
 
@@ -42,6 +44,26 @@ def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
             return candidate
     raise FileNotFoundError(f"video world-model checkpoint {name!r} not found (as a path or under "
                             f"{asset_path('')})")
+
+
+def median_codes(logits: torch.Tensor, slot: int, tokenizer: PoseTokenizer) -> torch.Tensor:
+    """Per row, the code at the median of the next-token distribution restricted to pose slot `slot`.
+
+    Greedy decoding picks the single most likely bin; when the model is unsure whether the pushed T moves
+    (most of the mass spread over several "moved" bins, the largest single bin "still"), that is "still"
+    every time. The median of the ordered bins is the point estimate with the least expected absolute error.
+    The angle slot is circular: its bins are read in order starting half a turn from the most likely bin.
+    The slot's "not visible" code wins when it holds more than half the mass."""
+    bins, size = tokenizer.config.bins, tokenizer.config.slot_size
+    probs = torch.softmax(logits[:, slot * size : (slot + 1) * size].double(), dim=-1)
+    absent, values = probs[:, -1], probs[:, :-1]
+    shift = torch.zeros(len(probs), dtype=torch.long)
+    if SLOTS[slot] == "block_angle":
+        shift = values.argmax(-1) - bins // 2
+        values = torch.gather(values, 1, (torch.arange(bins)[None, :] + shift[:, None]) % bins)
+    cdf = values.cumsum(-1) / values.sum(-1, keepdim=True)
+    index = ((cdf < 0.5).sum(-1) + shift) % bins
+    return torch.where(absent > 0.5, torch.full_like(index, bins), index) + slot * size
 
 
 class VideoWorldModel:
@@ -141,8 +163,15 @@ class VideoWorldModel:
         self.steps_since_anchor = keep
 
     @torch.no_grad()
-    def step(self, actions: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-        """Predict every row's next frame (uint8 (B, S, S, 3)) given its action."""
+    def step(self, actions: np.ndarray, temperature: float = 1.0, median: bool = False) -> np.ndarray:
+        """Predict every row's next frame (uint8 (B, S, S, 3)) given its action.
+
+        `median` (pose codes, temperature 0 only): each token is the median of the model's distribution over
+        its slot's bins (the angle's circular median) instead of the most likely bin; see `median_codes`."""
+        if median and not isinstance(self.tokenizer, PoseTokenizer):
+            raise ValueError("median decoding needs a pose-token checkpoint (ordered bins per slot)")
+        if median and temperature != 0:
+            raise ValueError(f"median decoding is a point estimate: use temperature 0, got {temperature}")
         from rlvr_sim.models.visual_tokenizer import CONDITIONAL
         from rlvr_sim.rl.sampler import DecodeSession
 
@@ -157,8 +186,11 @@ class VideoWorldModel:
         else:
             self.session.feed(torch.tensor(action_ids, dtype=torch.long))
         codes = []
-        for _ in range(self.codec.cond_tokens):
-            token, _ = self.session.draw(temperature, allowed_token_range=(0, self.codec.codebook_size))
+        for slot in range(self.codec.cond_tokens):
+            if median:
+                token = median_codes(self.session.logits, slot, self.tokenizer)
+            else:
+                token, _ = self.session.draw(temperature, allowed_token_range=(0, self.codec.codebook_size))
             codes.append(token)
             self.session.feed(token[:, None])
         code_array = torch.stack(codes, dim=1).numpy()
@@ -171,7 +203,7 @@ class VideoWorldModel:
         return self.last_frames.copy()
 
     def rollout(self, frames: np.ndarray, actions: np.ndarray, seeds: list[int], temperature: float = 1.0,
-                batch_size: int = 32) -> np.ndarray:
+                batch_size: int = 32, median: bool = False) -> np.ndarray:
         """Open-loop rollouts: (N, S, S, 3) start frames and (N, H, A) actions -> (N, H, S, S, 3) frames.
 
         The evaluations call this: it is `step` in a loop, the env's own path."""
@@ -182,7 +214,7 @@ class VideoWorldModel:
             hi = min(lo + batch_size, len(frames))
             self.start(frames[lo:hi], list(seeds[lo:hi]))
             for t in range(actions.shape[1]):
-                out[lo:hi, t] = self.step(self.check_actions(actions[lo:hi, t], hi - lo), temperature)
+                out[lo:hi, t] = self.step(self.check_actions(actions[lo:hi, t], hi - lo), temperature, median)
         return out
 
 
@@ -208,7 +240,8 @@ class VideoWorldModelEnv(gym.Env):
     `checkpoint` (path or embedded name, default "pusht_pose_rlvr_perceptual"), `render_mode` ("rgb_array" | "human"),
     `max_episode_steps` (100), `temperature` (0.0 = greedy, the most likely next frame: on held-out data it
     keeps the T where gym-pusht keeps it far better than sampling at 1.0, see docs/video.md; 1.0 samples
-    the model's distribution), `uncertainty_samples` (0): K > 0 rolls K more worlds beside the served one,
+    the model's distribution), `median` (False: with temperature 0, each pose token is the median of the
+    model's distribution over its bins rather than the most likely bin, `median_codes`), `uncertainty_samples` (0): K > 0 rolls K more worlds beside the served one,
     sampled at `uncertainty_temperature` (1.0) from the same start and actions with other seeds, and reports
     per step `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the
     [0, 255] range), the model's disagreement with itself, a cheap signal of where not to trust it. The
@@ -220,7 +253,8 @@ class VideoWorldModelEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 4}
 
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
-                 temperature: float = 0.0, uncertainty_samples: int = 0, uncertainty_temperature: float = 1.0) -> None:
+                 temperature: float = 0.0, uncertainty_samples: int = 0, uncertainty_temperature: float = 1.0,
+                 median: bool = False) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         if uncertainty_samples < 0:
@@ -230,6 +264,7 @@ class VideoWorldModelEnv(gym.Env):
         self.shadow = copy.copy(self.world) if uncertainty_samples else None  # shares the model, own state
         self.checkpoint = str(self.world.checkpoint)
         self.render_mode, self.max_episode_steps, self.temperature = render_mode, max_episode_steps, temperature
+        self.median = median
         size = self.world.image_size
         self.observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
         bins = self.world.action_bins
@@ -254,7 +289,7 @@ class VideoWorldModelEnv(gym.Env):
         if self.frame is None:
             raise RuntimeError("call reset() before step()")
         actions = self.world.check_actions(np.asarray(action, dtype=np.float64)[None], 1)
-        self.frame = self.world.step(actions, self.temperature)[0]
+        self.frame = self.world.step(actions, self.temperature, self.median and self.temperature == 0)[0]
         self.elapsed += 1
         if self.render_mode == "human":
             self.render()
@@ -315,14 +350,14 @@ class VideoWorldModelVectorEnv(VectorEnv):
     metadata = {"render_modes": ["rgb_array", "human"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, checkpoint: str | None = None, render_mode: str | None = None,
-                 max_episode_steps: int = 100, temperature: float = 0.0) -> None:
+                 max_episode_steps: int = 100, temperature: float = 0.0, median: bool = False) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.world = VideoWorldModel(checkpoint)
         self.num_envs, self.render_mode = num_envs, render_mode
-        self.max_episode_steps, self.temperature = max_episode_steps, temperature
+        self.max_episode_steps, self.temperature, self.median = max_episode_steps, temperature, median
         size = self.world.image_size
         bins = self.world.action_bins
         self.single_observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
@@ -366,7 +401,7 @@ class VideoWorldModelVectorEnv(VectorEnv):
             zeros = np.zeros(self.num_envs, dtype=bool)
             return frames, np.zeros(self.num_envs), zeros, zeros.copy(), info
         actions = self.world.check_actions(actions, self.num_envs)
-        self.frames = self.world.step(actions, self.temperature)
+        self.frames = self.world.step(actions, self.temperature, self.median and self.temperature == 0)
         self.elapsed += 1
         truncated = np.full(self.num_envs, self.elapsed >= self.max_episode_steps)
         self._needs_reset = bool(truncated[0])

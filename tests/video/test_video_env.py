@@ -198,3 +198,45 @@ def test_uncertainty_samples_report_disagreement_without_changing_the_served_wor
     assert all(0.0 <= s <= 100.0 for s in spreads) and max(spreads) > 0.1
     with pytest.raises(ValueError, match="uncertainty_samples"):
         VideoWorldModelEnv(checkpoint=pose_checkpoint, uncertainty_samples=-1)
+
+
+def test_median_codes_pick_the_median_bin_per_slot():
+    """Mass 0.4 on "still" (bin 50) and 0.6 spread over bins 53-55: greedy says still, the median moves."""
+    import torch
+    from rlvr_sim.envs.video.world_model_env import median_codes
+
+    from rlvr_sim.models.pose_tokenizer import PoseTokenizer
+
+    tok = PoseTokenizer()
+    size, bins = tok.config.slot_size, tok.config.bins
+    logits = torch.full((3, tok.config.codebook_size + 10), -1e9)
+    for row, slot in ((0, 2), (1, 4), (2, 0)):
+        lo = slot * size
+        if row == 0:
+            logits[row, lo + 50], logits[row, lo + 53 : lo + 56] = np.log(0.4), np.log(0.2)
+        if row == 1:  # the angle wraps: most of the mass just past the seam
+            logits[row, lo + 127], logits[row, lo + 0 : lo + 3] = np.log(0.3), np.log(0.7 / 3)
+        if row == 2:  # "not visible" holds most of the mass
+            logits[row, lo + bins], logits[row, lo + 10] = np.log(0.7), np.log(0.3)
+    assert median_codes(logits[:1], 2, tok).item() == 2 * size + 53  # cdf: 0.4 at 50, 0.6 at 53
+    assert median_codes(logits[1:2], 4, tok).item() == 4 * size + 0  # cdf from bin 127: 0.3, then 0.53 at 0
+    assert median_codes(logits[2:], 0, tok).item() == bins
+
+
+def test_median_decoding_runs_in_the_env_and_refuses_what_it_cannot_do(checkpoint, pose_checkpoint):
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+    env = gym.make("RLVRWorld-Video-v0", checkpoint=pose_checkpoint, median=True)
+    runs = []
+    for _ in range(2):
+        env.reset(seed=3)
+        runs.append(np.stack([env.step([100.0, 400.0])[0] for _ in range(3)]))
+    assert (runs[0] == runs[1]).all()  # a point estimate: deterministic
+    world = VideoWorldModel(pose_checkpoint)
+    world.start(world.start_frames[:1], [0])
+    with pytest.raises(ValueError, match="temperature 0"):
+        world.step(np.array([[100.0, 400.0]]), temperature=1.0, median=True)
+    fsq = VideoWorldModel(checkpoint)
+    fsq.start(fsq.start_frames[:1], [0])
+    with pytest.raises(ValueError, match="pose-token"):
+        fsq.step(np.array([[100.0, 400.0]]), temperature=0.0, median=True)

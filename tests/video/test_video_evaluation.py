@@ -42,13 +42,14 @@ def test_reduced_evaluation_runs_every_section(setup):
     root, ckpt = setup
     out = root / "results" / "video"
     results = main(["--data", str(root / "data"), "--base", str(ckpt), "--rlvr", "", "--windows", "2",
-                    "--starts", "1", "--greedy", "--uncertainty", "2", "--out", str(out), "--threads", "1"])
+                    "--starts", "1", "--greedy", "--median", "--uncertainty", "2", "--out", str(out), "--threads", "1"])
     assert json.loads(out.with_suffix(".json").read_text())["checkpoints"] == {"base": str(ckpt)}
     for suffix in ("_strip.gif", "_edges.png", "_uncertainty.png"):
         assert out.with_name(out.name + suffix).exists()
     assert results["judge"]["frames"] > 0 and results["judge"]["agent_px"]["median"] < 1.0
     rows = results["rollouts"]["rows"]
-    assert set(rows) == {"copy-last-frame", "tokenizer ceiling", "base", "base (greedy)"}
+    assert set(rows) == {"copy-last-frame", "tokenizer ceiling", "base", "base (greedy)", "base (median)"}
+    assert {"base", "base (greedy)"} <= set(results["single"]["rows"])
     assert rows["copy-last-frame"]["1"]["frozen_agent_pct"] in (0.0, 100.0)
     assert rows["tokenizer ceiling"]["8"]["agent_px"]["mean"] < 1.0
     edges = results["action_response"]["edges"]
