@@ -10,6 +10,11 @@ temperature 1.0 without top-k/top-p, and one torch thread. Neither evaluates, ch
 per step. A step is timed from the end of the previous step to the end of this one (sampling, reward,
 reference and policy passes, optimizer); the first step is excluded. The two runs alternate in one process.
 
+Two length variants per shape: `fixed_length` (equal work: no stop on either side, every completion is
+`max_new_tokens` long: ours samples without stop ids, TRL's `generate` gets `min_new_tokens` =
+`max_completion_length`, which suppresses <eos>) and `natural_stop` (both stop at <eos>; lengths differ a
+little as the samples differ). Each reports seconds per step and completion tokens per second.
+
     python benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.json
     python benchmarks/grpo_vs_trl.py --quick
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import platform
 import random
 import shlex
@@ -63,11 +69,13 @@ class PrefixedAdditionTask(AdditionTask):
 class TimedTrainer(Trainer):
     """Our Trainer on a given task object, recording the wall-clock time at the end of every GRPO step."""
 
-    def __init__(self, config: Any, task: AdditionTask) -> None:
+    def __init__(self, config: Any, task: AdditionTask, fixed_length: bool = False) -> None:
         super().__init__(config, "grpo", command="benchmarks/grpo_vs_trl.py")
         self.task = task
         self.train_examples = task.examples("train")
         self.spec = task.generation_spec()
+        if fixed_length:  # no stop token: every completion is max_new_tokens long
+            self.spec = dataclasses.replace(self.spec, stop_token_ids=[])
         self.step_ends: list[float] = []
 
     def _grpo_step(self) -> dict[str, float]:
@@ -81,12 +89,16 @@ def step_seconds(step_ends: list[float]) -> list[float]:
     return [b - a for a, b in zip(step_ends, step_ends[1:])]
 
 
-def summarise(step_ends: list[float], rewards: list[float], lengths: list[float]) -> dict[str, Any]:
+def summarise(step_ends: list[float], rewards: list[float], lengths: list[float], rows: int) -> dict[str, Any]:
+    """Per-run figures; `rows` = prompts x group (completions per step)."""
     seconds = step_seconds(step_ends)
     tail = max(1, len(rewards) // 4)
+    timed_tokens = [n * rows for n in lengths[1:len(seconds) + 1]]  # completion tokens of steps 2..N
     return {
         "median_seconds_per_step": statistics.median(seconds) if seconds else None,
         "seconds_per_step": seconds,
+        "completion_tokens_per_step": timed_tokens,
+        "tokens_per_second": sum(timed_tokens) / sum(seconds) if seconds else None,
         "mean_reward_last_steps": sum(rewards[-tail:]) / tail,
         "last_steps_averaged": tail,
         "reward_per_step": rewards,
@@ -102,10 +114,11 @@ def run_ours(init_dir: Path, task: AdditionTask, settings: dict[str, Any], out_d
         kl_coef=settings["kl_coef"], clip_eps=settings["clip_eps"], temperature=1.0,
         max_new_tokens=settings["max_new_tokens"], eval_examples=0, progress=False, mini_batches=1,
     )
-    trainer = TimedTrainer(config, task)
+    trainer = TimedTrainer(config, task, fixed_length=settings["variant"] == "fixed_length")
     summary = trainer.run()
     history = summary["history"]
-    return summarise(trainer.step_ends, [h["reward"] for h in history], [h["response_tokens"] for h in history])
+    return summarise(trainer.step_ends, [h["reward"] for h in history], [h["response_tokens"] for h in history],
+                     settings["prompts"] * settings["group_size"])
 
 
 def run_trl(init_dir: Path, task: AdditionTask, settings: dict[str, Any], out_dir: Path) -> dict[str, Any]:
@@ -145,6 +158,7 @@ def run_trl(init_dir: Path, task: AdditionTask, settings: dict[str, Any], out_di
         num_generations=settings["group_size"], max_completion_length=settings["max_new_tokens"],
         temperature=1.0, top_k=0, top_p=1.0, beta=settings["kl_coef"], epsilon=settings["clip_eps"],
         loss_type="dapo", num_iterations=1, scale_rewards="group", use_vllm=False,
+        generation_kwargs={"min_new_tokens": settings["max_new_tokens"]} if settings["variant"] == "fixed_length" else None,
         use_cpu=True, bf16=False, fp16=False, report_to="none", save_strategy="no", eval_strategy="no",
         logging_steps=10**6, disable_tqdm=True, log_completions=False, dataloader_num_workers=0,
     )
@@ -154,7 +168,7 @@ def run_trl(init_dir: Path, task: AdditionTask, settings: dict[str, Any], out_di
         trainer.train()
     if len(rewards_per_step) != settings["steps"]:
         raise RuntimeError(f"TRL scored {len(rewards_per_step)} batches in {settings['steps']} steps")
-    return summarise(step_ends, rewards_per_step, lengths_per_step)
+    return summarise(step_ends, rewards_per_step, lengths_per_step, settings["prompts"] * settings["group_size"])
 
 
 def compare(settings: dict[str, Any], model_preset: str, model_overrides: dict[str, Any], rounds: int,
@@ -166,27 +180,40 @@ def compare(settings: dict[str, Any], model_preset: str, model_overrides: dict[s
     torch.manual_seed(settings["seed"])
     model = build_model(model_preset, vocab_size=task.vocab_size,
                         max_positions=prompt_len + settings["max_new_tokens"] + 8, **model_overrides)
-    init_dir = save_checkpoint(work_dir / f"init-{settings['name']}", model, task.tokenizer)
+    init_dir = save_checkpoint(work_dir / f"init-{settings['name']}-{settings['variant']}", model, task.tokenizer)
     runs: dict[str, list[dict[str, Any]]] = {"ours": [], "trl": []}
     for r in range(rounds):
         order = ["ours", "trl"] if r % 2 == 0 else ["trl", "ours"]
         for name in order:
-            out_dir = work_dir / f"{settings['name']}-{name}-{r}"
+            out_dir = work_dir / f"{settings['name']}-{settings['variant']}-{name}-{r}"
             runner = run_ours if name == "ours" else run_trl
             runs[name].append(runner(init_dir, task, settings, out_dir))
     result: dict[str, Any] = {**settings, "prompt_tokens": prompt_len}
     for name, results in runs.items():
         all_seconds = [s for res in results for s in res["seconds_per_step"]]
+        all_tokens = [t for res in results for t in res["completion_tokens_per_step"]]
         result[name] = {
             "median_seconds_per_step": statistics.median(all_seconds),
+            "mean_completion_tokens_per_step": statistics.mean(all_tokens),
+            "tokens_per_second": sum(all_tokens) / sum(all_seconds),
             "mean_reward_last_steps": statistics.mean(res["mean_reward_last_steps"] for res in results),
             "rounds": results,
         }
     result["ratio_trl_over_ours"] = result["trl"]["median_seconds_per_step"] / result["ours"]["median_seconds_per_step"]
+    result["tokens_per_second_ratio_ours_over_trl"] = result["ours"]["tokens_per_second"] / result["trl"]["tokens_per_second"]
     return result
 
 
+VARIANTS = ("fixed_length", "natural_stop")
+
+
 def shapes(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every shape in every chosen length variant."""
+    variants = [args.variant] if args.variant else list(VARIANTS)
+    return [{**shape, "variant": v} for shape in base_shapes(args) for v in variants]
+
+
+def base_shapes(args: argparse.Namespace) -> list[dict[str, Any]]:
     common = {"seed": args.seed, "steps": args.steps, "lr": args.lr, "kl_coef": 1e-3, "clip_eps": 0.2}
     if args.quick:
         return [
@@ -214,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wm-prompts", type=int, help="prompts per step of the world-model-like shape (default --prompts)")
     parser.add_argument("--wm-prefix-tokens", type=int, default=293, help="filler making world-model prompts ~300")
     parser.add_argument("--only", choices=["trl_default_like", "world_model_like"], help="run one shape")
+    parser.add_argument("--variant", choices=VARIANTS, help="run one length variant (default both)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="tiny model, 3 steps: a smoke test")
@@ -236,13 +264,15 @@ def main(argv: list[str] | None = None) -> int:
         "model": {"preset": args.preset, **overrides},
         "settings": "CPU fp32, 1 PPO iteration, token-mean loss (TRL loss_type=dapo), k3 KL to a frozen reference, "
                     "group-normalised advantages, AdamW constant lr, grad clip 1.0, temperature 1.0, no top-k/p, "
-                    "stop at <eos>, no eval/checkpoint/per-step logging",
+                    "stop at <eos> (natural_stop) or no stop (fixed_length), no eval/checkpoint/per-step logging",
         "notes": [
             "seconds per step: end of step i-1 to end of step i, median over steps 2..N of all rounds",
             "mean_reward_last_steps: mean training reward over the last quarter of the steps",
             "both run the backward pass on every step, also when all advantages are zero (TRL 1.16 does not skip it)",
-            "samples differ between the two (different RNG streams), so completion lengths differ a little; "
-            "mean_completion_tokens_per_step is reported for each",
+            "fixed_length: no stop on either side (ours: no stop ids; TRL: min_new_tokens = max_completion_length), "
+            "so both generate prompts x group x max_new_tokens completion tokens per step (equal work)",
+            "natural_stop: both stop at <eos>; samples differ between the two (different RNG streams), so completion "
+            "lengths differ a little; tokens_per_second counts each side's own completion tokens of the timed steps",
             "TRL also computes per-token entropies in its loss pass (its default, for logging); ours does not",
             "advantage eps: ours 1e-6, TRL 1e-4 (no effect on timing)",
         ],

@@ -14,7 +14,7 @@ one uniform number per row (inverse-CDF sampling), `group_size` numbers per prom
 Speed: the KV cache and the attention mask are pre-allocated and written in place (no per-step
 concatenation; the capacity doubles when exceeded), the mask is skipped while nothing is padded, and
 rows that emitted a stop token leave the batch. What remains per step is the model's own work
-(matrix multiplies and attention) plus the sampling arithmetic; `benchmarks/sampler.py --profile`
+(matrix multiplies and attention) plus the sampling arithmetic; `benchmarks/sampler.py` (its `profile_ours` figures)
 measures the split.
 """
 

@@ -27,13 +27,25 @@ def test_sampler_quick_reports_both_samplers(tmp_path, capsys):
     written = json.loads(out.read_text())
     assert printed == written
     assert written["command"].startswith("python benchmarks/sampler.py --quick")
-    assert [r["shape"] for r in written["results"]] == ["trl_default_like", "world_model_like"]
+    assert [(r["shape"], r["variant"]) for r in written["results"]] == [
+        (shape, variant) for shape in ("trl_default_like", "world_model_like") for variant in sampler.VARIANTS]
     for r in written["results"]:
-        assert r["generated_tokens"] == r["prompts"] * r["group_size"] * r["new_tokens"]
+        assert r["token_budget"] == r["prompts"] * r["group_size"] * r["new_tokens"]
         for name in ("ours", "generate"):
-            assert r[name]["tokens_per_second"] == pytest.approx(r["generated_tokens"] / r[name]["median_seconds"])
+            side = r[name]
+            if r["variant"] == "fixed_length":  # equal work: every row generates the whole budget
+                assert side["generated_tokens"] == r["token_budget"]
+            else:
+                assert 0 < side["generated_tokens"] <= r["token_budget"]
+            assert side["tokens_per_second"] == pytest.approx(side["generated_tokens"] / side["median_seconds"])
         assert r["speedup_ours_over_generate"] == pytest.approx(
-            r["generate"]["median_seconds"] / r["ours"]["median_seconds"])
+            r["ours"]["tokens_per_second"] / r["generate"]["tokens_per_second"])
+        if r["variant"] == "fixed_length":
+            share = r["profile_ours"]
+            assert 0.0 <= share["matmul_share"] + share["attention_share"] <= 1.0 + 1e-9
+            assert share["matmul_plus_attention_share"] == pytest.approx(share["matmul_share"] + share["attention_share"])
+        else:
+            assert "profile_ours" not in r
 
 
 def test_sampler_generate_runner_counts_every_token():
@@ -46,6 +58,10 @@ def test_sampler_generate_runner_counts_every_token():
     assert all(0 not in p and len(p) == 5 for p in prompts)
     assert sampler.generate_runner(model, prompts, group=3, new_tokens=4)() == 2 * 3 * 4
     assert sampler.ours_runner(model, prompts, group=3, new_tokens=4)() == 2 * 3 * 4
+    # with every id a stop id, each row stops after its first token, on both sides
+    every = list(range(32))
+    assert sampler.generate_runner(model, prompts, group=3, new_tokens=4, stop=every)() == 2 * 3
+    assert sampler.ours_runner(model, prompts, group=3, new_tokens=4, stop=every)() == 2 * 3
 
 
 def test_prefixed_addition_task_keeps_answers_and_reward():
@@ -72,15 +88,24 @@ def test_grpo_vs_trl_quick(tmp_path, capsys):
     assert grpo.main(["--quick", "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report == json.loads(out.read_text())
-    by_name = {r["name"]: r for r in report["results"]}
-    assert set(by_name) == {"trl_default_like", "world_model_like"}
-    assert by_name["world_model_like"]["prompt_tokens"] == by_name["trl_default_like"]["prompt_tokens"] + 24
+    by_key = {(r["name"], r["variant"]): r for r in report["results"]}
+    assert set(by_key) == {(n, v) for n in ("trl_default_like", "world_model_like") for v in grpo.VARIANTS}
+    assert by_key["world_model_like", "natural_stop"]["prompt_tokens"] == \
+        by_key["trl_default_like", "natural_stop"]["prompt_tokens"] + 24
     for r in report["results"]:
+        rows = r["prompts"] * r["group_size"]
         for name in ("ours", "trl"):
             run = r[name]["rounds"][0]
             assert len(run["seconds_per_step"]) == r["steps"] - 1
             assert len(run["reward_per_step"]) == r["steps"]
             assert all(0.0 <= x <= 1.0 for x in run["reward_per_step"])
             assert all(0 < n <= r["max_new_tokens"] for n in run["mean_completion_tokens_per_step"])
+            if r["variant"] == "fixed_length":  # equal work: every completion is max_new_tokens long
+                assert run["mean_completion_tokens_per_step"] == [r["max_new_tokens"]] * r["steps"]
+                assert run["completion_tokens_per_step"] == [rows * r["max_new_tokens"]] * (r["steps"] - 1)
+            assert run["tokens_per_second"] == pytest.approx(
+                sum(run["completion_tokens_per_step"]) / sum(run["seconds_per_step"]))
         assert r["ratio_trl_over_ours"] == pytest.approx(
             r["trl"]["median_seconds_per_step"] / r["ours"]["median_seconds_per_step"])
+        assert r["tokens_per_second_ratio_ours_over_trl"] == pytest.approx(
+            r["ours"]["tokens_per_second"] / r["trl"]["tokens_per_second"])
