@@ -66,29 +66,51 @@ def _completion_tokens(side: dict) -> float:
     return _mean([t for r in side.get("rounds", []) for t in r.get("mean_completion_tokens_per_step", [])])
 
 
+def _fmt(value: object, spec: str, suffix: str = "") -> str:
+    """A figure formatted with `spec` (plus `suffix`), or a dash where the file does not have it."""
+    return format(value, spec) + suffix if isinstance(value, (int, float)) else "–"
+
+
 def _grpo_vs_trl(data: dict) -> list[str]:
-    lines = ["| shape | prompts x group | prompt tokens | max new tokens | completion tokens ours / TRL "
-             "| s/step ours | s/step TRL | TRL / ours |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| shape | length | prompts x group | prompt tokens | max new tokens | completion tokens ours / TRL "
+             "| s/step ours | s/step TRL | TRL / ours (s/step) | tokens/s ours | tokens/s TRL | ours / TRL (tokens/s) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in data["results"]:
         ours, trl = r["ours"], r["trl"]
-        lines.append(f"| {r['name']} | {r['prompts']} x {r['group_size']} | {r['prompt_tokens']} | {r['max_new_tokens']} "
+        lines.append(f"| {r['name']} | {r.get('variant', 'natural_stop')} | {r['prompts']} x {r['group_size']} "
+                     f"| {r['prompt_tokens']} | {r['max_new_tokens']} "
                      f"| {_completion_tokens(ours):.1f} / {_completion_tokens(trl):.1f} "
                      f"| {ours['median_seconds_per_step']:.2f} | {trl['median_seconds_per_step']:.2f} "
-                     f"| **{r['ratio_trl_over_ours']:.2f}x** |")
-    lines.append(f"\nMedian seconds per GRPO step ({data.get('threads', '?')} thread, torch {data.get('torch', '?')}, "
-                 f"TRL {data.get('trl', '?')}); TRL / ours > 1 means ours is faster.")
+                     f"| **{r['ratio_trl_over_ours']:.2f}x** | {_fmt(ours.get('tokens_per_second'), '.0f')} "
+                     f"| {_fmt(trl.get('tokens_per_second'), '.0f')} "
+                     f"| {_fmt(r.get('tokens_per_second_ratio_ours_over_trl'), '.2f', 'x')} |")
+    lines.append(f"\nMedian seconds per GRPO step and completion tokens per second over the timed steps "
+                 f"({data.get('threads', '?')} thread, torch {data.get('torch', '?')}, TRL {data.get('trl', '?')}); "
+                 "ratios > 1 mean ours is faster. `fixed_length`: no stop on either side, equal tokens per step; "
+                 "`natural_stop`: both stop at <eos>.")
     return lines
 
 
 def _sampler(data: dict) -> list[str]:
-    lines = ["| shape | prompts x group | prompt tokens | new tokens | tokens/s ours | tokens/s `generate` "
-             "| ours / `generate` |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| shape | length | prompts x group | prompt tokens | new tokens | tokens ours / `generate` "
+             "| tokens/s ours | tokens/s `generate` | ours / `generate` (tokens/s) | matmul + attention share of ours |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in data["results"]:
-        lines.append(f"| {r['shape']} | {r['prompts']} x {r['group_size']} | {r['prompt_tokens']} | {r['new_tokens']} "
-                     f"| {r['ours']['tokens_per_second']:.0f} | {r['generate']['tokens_per_second']:.0f} "
-                     f"| **{r['speedup_ours_over_generate']:.2f}x** |")
+        ours, gen = r["ours"], r["generate"]
+        budget = r.get("generated_tokens", r.get("token_budget"))
+        profile = r.get("profile_ours") or {}
+        share = profile.get("matmul_plus_attention_share")
+        lines.append(f"| {r['shape']} | {r.get('variant', 'fixed_length')} | {r['prompts']} x {r['group_size']} "
+                     f"| {r['prompt_tokens']} | {r['new_tokens']} "
+                     f"| {ours.get('generated_tokens', budget)} / {gen.get('generated_tokens', budget)} "
+                     f"| {ours['tokens_per_second']:.0f} | {gen['tokens_per_second']:.0f} "
+                     f"| **{r['speedup_ours_over_generate']:.2f}x** "
+                     f"| {_fmt(None if share is None else 100 * share, '.0f', '%')} |")
     lines.append(f"\nGenerated tokens per second, median of {data.get('repeats', '?')} repeats "
-                 f"({data.get('torch_threads', '?')} thread, torch {data.get('torch', '?')}).")
+                 f"({data.get('torch_threads', '?')} thread, torch {data.get('torch', '?')}). `fixed_length`: no stop "
+                 "token on either side (equal tokens); `natural_stop`: the same stop ids on both sides. The last "
+                 "column is the share of our sampler's op self-time (`torch.profiler`) in matrix multiplies and "
+                 "attention, the model's own work.")
     return lines
 
 
