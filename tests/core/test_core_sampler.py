@@ -169,3 +169,17 @@ def test_env_style_session_matches_sample(model):
                 session.feed(torch.tensor([[(30, 31, 29)[(step + 1) // 2 - 1]]] * 3))
     generated = out.tokens[out.loss_mask].view(3, 8)
     assert torch.equal(torch.stack(drawn, 1), generated)
+
+
+def test_unpadded_batch_runs_without_a_mask_and_stays_exact(model):
+    """Equal-length prompts hold no padding, so decoding passes no attention mask (transformers derives the
+    causal one from the cache); multi-token forced chunks must still see exactly a full forward's logits."""
+    prompts = [[1, 5, 6, 7], [1, 8, 9, 10]]
+    out = sample(model, prompts, group_size=2, max_new_tokens=6, seed=4, forced=[[[30, 31], [29, 28]]] * 2,
+                 interleave_every=2)
+    assert out.tokens.shape[1] == 10
+    with torch.no_grad():
+        for row, comp in enumerate(out.completions()):
+            ref = full_logprobs(model, prompts[row // 2], comp)
+            for j in (0, 1, 4, 5, 8, 9):
+                assert abs(out.logprobs[row, j] - ref[j]) < 1e-4
