@@ -1,24 +1,147 @@
-"""Steps per second of the text-game envs on this machine: the ground-truth games, and the world-model env
-RLVRWorld-TextGame-v0 at batch 1 (env.step) and batched (one KV-cached generation for B envs).
+"""Steps per second of RLVRWorld-TextGame-v0, new env path vs the old one, side by side in one run.
 
-    python benchmarks/textgame_env.py --steps 20 --batch-size 16 --out benchmarks/results/textgame_env.json
+The old path is the env module as committed at `--baseline-rev` (before the shared LM env base), loaded
+from git and run on the same checkpoint, sampler and machine. Both sides do equal work: the same games,
+seeds and actions, greedy, with the NEXT_STEP autoreset of a vector env emulated for single envs, and
+the run checks that they predict identical text. Rounds alternate old and new so that load from other
+processes hits both; the ratios are medians of per-round ratios.
+
+- batch 1: one env, `--steps` steps (old env vs new env);
+- batch N: N worlds for `--vec-steps` steps, old = N single old envs in a loop (what a SyncVectorEnv
+  does), new = `gym.make_vec(..., num_envs=N)` (one batched generation per step).
+
+    python benchmarks/textgame_env.py --out benchmarks/results/textgame_env.json
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import platform
+import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
+import gymnasium as gym
 import torch
-from rlvr_sim.envs.textgame.env import TextGameEnv, game_state
-from rlvr_sim.envs.textgame.games import GAMES, make_game
+from rlvr_sim.envs.textgame.env import TextGameEnv
 from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel, TextGameWorldModelEnv
 from rlvr_sim.policies.textgame_agents import RandomTextGameAgent
 
-from rlvr_sim.data.bytesized32 import TextGameTransition
+import rlvr_sim  # noqa: F401  (registers the env ids)
 from rlvr_sim.reporting import emit_json
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINE_REV = "a5bb902"  # the last commit before envs/lm_env.py
+
+
+def baseline_module(relative_path: str, rev: str) -> ModuleType:
+    """The module at `relative_path` as committed at `rev`, imported under a private name."""
+    source = subprocess.run(["git", "show", f"{rev}:{relative_path}"], cwd=REPO, check=True, capture_output=True,
+                            text=True).stdout
+    name = f"baseline_{Path(relative_path).stem}_{rev}"
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None))
+    sys.modules[name] = module  # dataclasses look their module up while the class body runs
+    exec(compile(source, f"{rev}:{relative_path}", "exec"), module.__dict__)
+    return module
+
+
+def sampler_state() -> dict[str, Any]:
+    """Which sampler both sides ran on: HEAD, and whether the working tree changes the sampler."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "rlvr_sim/rl/sampler.py"], cwd=REPO).returncode
+    return {"head": head.strip(), "sampler_uncommitted_changes": bool(dirty)}
+
+
+def run_single_envs(envs: list[Any], seed: int, actions: list[list[str]], steps: int,
+                    text_key: str) -> tuple[float, list[list[str | None]]]:
+    """N single envs stepped in a loop with NEXT_STEP autoreset; (seconds, predicted texts per env)."""
+    for i, env in enumerate(envs):
+        env.reset(seed=seed + i)
+    done = [False] * len(envs)
+    texts: list[list[str | None]] = [[] for _ in envs]
+    start = time.perf_counter()
+    for t in range(steps):
+        for i, env in enumerate(envs):
+            if done[i]:
+                env.reset()
+                done[i] = False
+                texts[i].append(None)
+                continue
+            _, _, terminated, truncated, info = env.step(actions[i][t % len(actions[i])])
+            texts[i].append(info.get(text_key))
+            done[i] = terminated or truncated
+    return time.perf_counter() - start, texts
+
+
+def run_vector_env(vec: Any, seed: int, actions: list[list[str]], steps: int,
+                   text_key: str) -> tuple[float, list[list[str | None]]]:
+    """The vector env over the same seeds and actions; (seconds, predicted texts per env)."""
+    vec.reset(seed=seed)
+    texts: list[list[str | None]] = [[] for _ in range(vec.num_envs)]
+    start = time.perf_counter()
+    for t in range(steps):
+        _, _, _, _, infos = vec.step([a[t % len(a)] for a in actions])
+        for i in range(vec.num_envs):
+            present = text_key in infos and infos[f"_{text_key}"][i]
+            texts[i].append(infos[text_key][i] if present else None)
+    return time.perf_counter() - start, texts
+
+
+def count_predictions(texts: list[list[str | None]]) -> int:
+    return sum(t is not None for row in texts for t in row)
+
+
+def side_by_side(cases: dict[str, tuple[Callable[[], tuple[float, Any]], Callable[[], tuple[float, Any]]]],
+                 rounds: int) -> dict[str, Any]:
+    """Run every case's (old, new) pair `rounds` times, alternating which goes first; per case the
+    seconds of each round, the medians, the median per-round ratio old/new, and output identity."""
+    results: dict[str, Any] = {}
+    for name, (old, new) in cases.items():
+        seconds: dict[str, list[float]] = {"old": [], "new": []}
+        identical, work = True, 0
+        for r in range(rounds):
+            outputs = {}
+            for side in (("old", "new") if r % 2 == 0 else ("new", "old")):
+                elapsed, outputs[side] = (old if side == "old" else new)()
+                seconds[side].append(elapsed)
+            identical &= outputs["old"] == outputs["new"]
+            work = count_predictions(outputs["new"])
+        old_s, new_s = seconds["old"], seconds["new"]
+        results[name] = {
+            "predicted_steps_per_round": work,
+            "old_seconds": [round(s, 3) for s in old_s], "new_seconds": [round(s, 3) for s in new_s],
+            "old_steps_per_s": round(work / statistics.median(old_s), 3),
+            "new_steps_per_s": round(work / statistics.median(new_s), 3),
+            "speedup_new_vs_old": round(statistics.median([o / n for o, n in zip(old_s, new_s)]), 2),
+            "identical_predictions": identical,
+        }
+    return results
+
+
+def headline_figures(results: dict[str, Any], sizes: list[int]) -> dict[str, float]:
+    """The figures worth a table, flat: batch-1 rates old and new, and each vector size's rate with its
+    ratios to the old batch-1 env and to the old loop of single envs; the largest size also under the
+    names `evaluations/report.py` reads (new vector env over new batch 1)."""
+    batch1 = results["batch1"]
+    figures = {"world_model_env_steps_per_s_batch1_old": batch1["old_steps_per_s"],
+               "world_model_env_steps_per_s_batch1": batch1["new_steps_per_s"],
+               "batch1_speedup_new_vs_old": batch1["speedup_new_vs_old"]}
+    for n in sizes:
+        case = results[f"batch{n}"]
+        case["new_vs_old_batch1"] = round(case["new_steps_per_s"] / batch1["old_steps_per_s"], 2)
+        figures[f"vector_env_steps_per_s_batch{n}"] = case["new_steps_per_s"]
+        figures[f"vector_env_batch{n}_vs_old_batch1"] = case["new_vs_old_batch1"]
+        figures[f"vector_env_batch{n}_vs_old_loop_of_{n}"] = case["speedup_new_vs_old"]
+    largest = max(sizes)
+    figures[f"world_model_steps_per_s_batch{largest}"] = results[f"batch{largest}"]["new_steps_per_s"]
+    figures["batched_speedup"] = round(results[f"batch{largest}"]["new_steps_per_s"] / batch1["new_steps_per_s"], 2)
+    return figures
 
 
 def ground_truth_steps_per_second(steps: int, seed: int) -> float:
@@ -33,62 +156,61 @@ def ground_truth_steps_per_second(steps: int, seed: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def world_model_batch1_steps_per_second(world_model: TextGameWorldModel, steps: int, seed: int) -> float:
-    env = TextGameWorldModelEnv(world_model=world_model, game="boil-water")
-    _, info = env.reset(seed=seed)
-    agent_actions = info["valid_actions"]
-    start = time.perf_counter()
-    for i in range(steps):
-        _, _, terminated, truncated, info = env.step(agent_actions[i % len(agent_actions)])
-        if terminated or truncated:
-            env.reset()
-    return steps / (time.perf_counter() - start)
-
-
-def world_model_batched_steps_per_second(world_model: TextGameWorldModel, batch_size: int, rounds: int,
-                                         seed: int) -> float:
-    """B games advanced together: one batched prediction per round (what a vectorised env would do)."""
-    games = [make_game(sorted(GAMES)[i % len(GAMES)], seed=seed + i) for i in range(batch_size)]
-    agent = RandomTextGameAgent(seed)
-    transitions = [
-        TextGameTransition(game_state(g), game_state(g), agent.act(g), g.max_uuid, g.task_description, g.game_id)
-        for g in games
-    ]
-    start = time.perf_counter()
-    for _ in range(rounds):
-        predictions = world_model.predict(transitions)
-        transitions = [
-            TextGameTransition(p.state or t.current_state, t.gold_state, t.action, t.uuid_base, t.task_description,
-                               t.game)
-            for p, t in zip(predictions, transitions)
-        ]
-    return batch_size * rounds / (time.perf_counter() - start)
+def start_actions(env_factory: Callable[[], Any], seed: int, count: int) -> list[list[str]]:
+    """Each world's action cycle: the valid actions of its start state (world i reset with seed + i)."""
+    env = env_factory()
+    return [env.reset(seed=seed + i)[1]["valid_actions"] for i in range(count)]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", default=None, help="default: the embedded RLVR task-specific checkpoint")
-    parser.add_argument("--steps", type=int, default=20, help="world-model env steps at batch 1")
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=3, help="batched rounds")
+    parser.add_argument("--steps", type=int, default=12, help="env steps at batch 1 per round")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[4, 16], help="vector env sizes")
+    parser.add_argument("--vec-steps", type=int, default=3, help="vector env steps per round")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating old/new rounds per case")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the old env module")
     parser.add_argument("--out", default=None, help="also write the JSON here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    world_model = TextGameWorldModel(args.checkpoint)
-    batch1 = world_model_batch1_steps_per_second(world_model, args.steps, args.seed)
-    batched = world_model_batched_steps_per_second(world_model, args.batch_size, args.rounds, args.seed)
+    old = baseline_module("envs/textgame/world_model_env.py", args.baseline_rev)
+    old_model, new_model = old.TextGameWorldModel(args.checkpoint), TextGameWorldModel(args.checkpoint)
+
+    def old_env() -> Any:
+        return old.TextGameWorldModelEnv(world_model=old_model)
+
+    def new_env() -> Any:
+        return TextGameWorldModelEnv(world_model=new_model)
+
+    cases = {}
+    actions = start_actions(new_env, args.seed, max(args.num_envs))
+    cases["batch1"] = (lambda: run_single_envs([old_env()], args.seed, actions, args.steps, "raw_output"),
+                       lambda: run_single_envs([new_env()], args.seed, actions, args.steps, "raw_output"))
+    for n in args.num_envs:
+        vec = gym.make_vec("RLVRWorld-TextGame-v0", num_envs=n, world_model=new_model)
+        cases[f"batch{n}"] = (
+            lambda n=n: run_single_envs([old_env() for _ in range(n)], args.seed, actions[:n], args.vec_steps,
+                                        "raw_output"),
+            lambda n=n, vec=vec: run_vector_env(vec, args.seed, actions[:n], args.vec_steps, "raw_output"),
+        )
+    results = side_by_side(cases, args.rounds)
+    headline = headline_figures(results, args.num_envs)
     result = {
         "benchmark": "textgame_env",
-        "checkpoint": world_model.checkpoint,
-        "parameters": sum(p.numel() for p in world_model.model.parameters()),
+        "command": "python benchmarks/textgame_env.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "checkpoint": new_model.checkpoint,
+        "parameters": sum(p.numel() for p in new_model.model.parameters()),
+        "baseline_rev": args.baseline_rev,
+        "sampler": sampler_state(),
         "torch_threads": args.threads,
+        **headline,
+        "decoding": "greedy (temperature 0), the env default",
         "ground_truth_env_steps_per_s": round(ground_truth_steps_per_second(2000, args.seed), 1),
-        "world_model_env_steps_per_s_batch1": round(batch1, 3),
-        f"world_model_steps_per_s_batch{args.batch_size}": round(batched, 3),
-        "batched_speedup": round(batched / batch1, 2),
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor()},
+        "cases": results,
+        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
+                    "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
     }
     emit_json(result, args.out)
     return 0

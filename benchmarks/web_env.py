@@ -1,0 +1,100 @@
+"""Steps per second of RLVRWorld-Web-v0, new env path vs the old one, side by side in one run.
+
+As benchmarks/textgame_env.py (whose driver this reuses): the old path is the env module as committed at
+`--baseline-rev`, both sides run the same checkpoint greedily from the same recorded start pages with
+the same actions (clicks on the page's first links), the run checks that they predict identical text,
+and the ratios are medians of per-round ratios of alternating rounds.
+
+    python benchmarks/web_env.py --out benchmarks/results/web_env.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import re
+import sys
+from typing import Any
+
+import gymnasium as gym
+import torch
+from rlvr_sim.envs.web.world_model_env import DEFAULT_CHECKPOINT, LMWebWorldModel, WebWorldModelEnv
+from textgame_env import (
+    BASELINE_REV,
+    baseline_module,
+    headline_figures,
+    run_single_envs,
+    run_vector_env,
+    sampler_state,
+    side_by_side,
+)
+
+import rlvr_sim  # noqa: F401  (registers the env ids)
+from rlvr_sim.reporting import emit_json
+
+
+def start_actions(env: WebWorldModelEnv, seed: int, count: int, per_world: int = 3) -> list[list[str]]:
+    """Each world's action cycle: clicks on the first links of its start page (world i reset with seed + i)."""
+    actions = []
+    for i in range(count):
+        tree, _ = env.reset(seed=seed + i)
+        links = re.findall(r"\[(\d+)\] link ", tree)[:per_world] or ["1"]
+        actions.append([f"click [{link}]" for link in links])
+    return actions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    parser.add_argument("--steps", type=int, default=3, help="env steps at batch 1 per round")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[8], help="vector env sizes")
+    parser.add_argument("--vec-steps", type=int, default=2, help="vector env steps per round")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating old/new rounds per case")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the old env module")
+    parser.add_argument("--out", default=None, help="also write the JSON here")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    old = baseline_module("envs/web/world_model_env.py", args.baseline_rev)
+    old_model = old.LMWebWorldModel.from_checkpoint(args.checkpoint, temperature=0.0)
+    new_model = LMWebWorldModel.from_checkpoint(args.checkpoint, temperature=0.0)
+
+    def old_env() -> Any:
+        return old.WebWorldModelEnv(world_model=old_model)
+
+    def new_env() -> Any:
+        return WebWorldModelEnv(world_model=new_model)
+
+    actions = start_actions(new_env(), args.seed, max(args.num_envs))
+    cases = {"batch1": (lambda: run_single_envs([old_env()], args.seed, actions, args.steps, "raw_prediction"),
+                        lambda: run_single_envs([new_env()], args.seed, actions, args.steps, "raw_prediction"))}
+    for n in args.num_envs:
+        vec = gym.make_vec("RLVRWorld-Web-v0", num_envs=n, world_model=new_model)
+        cases[f"batch{n}"] = (
+            lambda n=n: run_single_envs([old_env() for _ in range(n)], args.seed, actions[:n], args.vec_steps,
+                                        "raw_prediction"),
+            lambda n=n, vec=vec: run_vector_env(vec, args.seed, actions[:n], args.vec_steps, "raw_prediction"),
+        )
+    results = side_by_side(cases, args.rounds)
+    headline = headline_figures(results, args.num_envs)
+    result = {
+        "benchmark": "web_env",
+        "command": "python benchmarks/web_env.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "checkpoint": args.checkpoint,
+        "parameters": sum(p.numel() for p in new_model.model.parameters()),
+        "baseline_rev": args.baseline_rev,
+        "sampler": sampler_state(),
+        "torch_threads": args.threads,
+        **headline,
+        "decoding": "greedy (temperature 0) on both sides",
+        "cases": results,
+        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
+                    "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
+    }
+    emit_json(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
