@@ -57,6 +57,19 @@ class RunConfig:
     resume: str | None = None  # None | "auto" (latest checkpoint in output_dir) | a checkpoint path
     tensorboard: bool = False
     progress: bool = True
+    # GPU path (docs/gpu.md). The defaults are the CPU behaviour: fp32, no recomputation, every process
+    # holding the whole model.
+    # "no" | "bf16" | "fp16": autocast of every forward (sampling, SFT, GRPO, reference), weights and optimizer
+    # state stay fp32; fp16 adds a gradient scaler. None: what `accelerate launch --mixed_precision` or an
+    # accelerate config file sets (ACCELERATE_MIXED_PRECISION), else "no". On this CPU bf16 is ~30x slower.
+    mixed_precision: str | None = None
+    # recompute each decoder layer in the backward pass: activation memory of one layer instead of all, for
+    # ~30% more compute. GRPO then scores completions in one uncached forward per micro-batch.
+    gradient_checkpointing: bool = False
+    # shard parameters, gradients and optimizer state across processes (FSDP2, one unit per decoder layer).
+    # None: on when launched with an accelerate FSDP config (ACCELERATE_USE_FSDP), e.g.
+    # training/configs/accelerate/fsdp.yaml
+    fsdp: bool | None = None
 
     @property
     def field_names(self) -> list[str]:
@@ -122,11 +135,16 @@ def load_config(preset: str | Path | None, overrides: list[str] | None = None, *
     unknown = sorted(set(settings) - set(known), key=str)  # a preset may hold non-text keys
     if unknown:
         raise ConfigError(f"unknown settings {unknown}; valid settings: {sorted(known)}")
+    if settings.get("mixed_precision") is False:  # YAML 1.1 reads a bare `no` as false
+        settings["mixed_precision"] = "no"
     if isinstance(settings.get("adam_betas"), list):
         settings["adam_betas"] = tuple(settings["adam_betas"])
     config = RunConfig(**settings)
     _validate(config)
     return config
+
+
+MIXED_PRECISION = (None, "no", "bf16", "fp16")
 
 
 def _number(value: Any) -> bool:
@@ -154,6 +172,11 @@ def _validate(c: RunConfig) -> None:
          "model needs a `preset` or a `name_or_path`"),
         (lambda: isinstance(c.task_args, dict), "task_args must be a mapping"),
         (lambda: c.lora is None or isinstance(c.lora, dict), "lora must be a mapping or null"),
+        (lambda: c.mixed_precision in MIXED_PRECISION, "mixed_precision must be no, bf16, fp16 or null"),
+        (lambda: isinstance(c.gradient_checkpointing, bool), "gradient_checkpointing must be true or false"),
+        (lambda: c.fsdp is None or isinstance(c.fsdp, bool), "fsdp must be true, false or null"),
+        (lambda: not (c.fsdp and c.lora), "fsdp with lora is not supported; LoRA runs fit without sharding"),
+        (lambda: not (c.fsdp and c.mixed_precision == "fp16"), "fsdp needs mixed_precision bf16 or no, not fp16"),
     ]
     for ok, message in checks:
         if not ok():

@@ -5,6 +5,11 @@ The loop is modality-blind: it sees token ids, a `GenerationSpec` and `Task.rewa
 global token count and gradients are summed across processes, so N processes compute exactly the update
 of one process with the same global batch. All randomness derives from (seed, step, example index),
 so a run resumed from a checkpoint continues exactly as the uninterrupted run.
+
+GPU settings (`mixed_precision`, `gradient_checkpointing`, `fsdp`; docs/gpu.md) default to the CPU
+behaviour. Under FSDP (PyTorch's `fully_shard`, one unit per decoder layer) gradients are reduced by FSDP
+instead of `_sync_gradients`, and sampling runs on gathered full parameters, so processes that decode a
+different number of steps never wait on each other.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import shutil
 import sys
 import time
 import warnings
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +34,7 @@ from safetensors.torch import load_file, save_file
 from rlvr_sim.config import ConfigError, RunConfig
 from rlvr_sim.models.lm import CheckpointError, apply_lora, build_model, load_model, save_checkpoint
 from rlvr_sim.rl.losses import completion_logprobs, group_advantages, grpo_token_loss, sft_loss_sum
-from rlvr_sim.rl.sampler import left_pad, sample
+from rlvr_sim.rl.sampler import left_pad, model_forward, positions_from_mask, restrict_vocab, sample
 from rlvr_sim.tasks import make_task
 from rlvr_sim.tasks.base import Example
 
@@ -47,6 +53,85 @@ def answer_loss_mask(example: Example, interleave_every: int | None) -> torch.Te
         mask[position : position + len(chunk)] = 0
         position += len(chunk)
     return mask
+
+def uncached_completion_logprobs(
+    model: torch.nn.Module, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, completion_ids: torch.Tensor,
+    completion_mask: torch.Tensor, group_size: int, temperature: float = 1.0,
+    allowed_token_range: tuple[int, int] | None = None,
+) -> torch.Tensor:
+    """`completion_logprobs` in one forward of prompt + completion per row, without a KV cache.
+
+    Gradient checkpointing cannot keep a cache in a training forward (the backward replay would write it a
+    second time; transformers drops it), so with `gradient_checkpointing` GRPO scores completions this way:
+    the prompt is repeated over its group instead of prefilled once. Same values, same shapes.
+    """
+    prompt_ids = prompt_ids.repeat_interleave(group_size, 0)
+    prompt_mask = prompt_mask.repeat_interleave(group_size, 0)
+    ids = torch.cat([prompt_ids, completion_ids], dim=1)
+    mask = torch.cat([prompt_mask, completion_mask.long()], dim=1)
+    logits, _ = model_forward(model, input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask),
+                              use_cache=False)
+    width = prompt_ids.shape[1]
+    logits = restrict_vocab(logits[:, width - 1 : -1, :].float(), allowed_token_range)
+    if temperature and temperature != 1.0:
+        logits = logits / temperature
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, completion_ids[..., None]).squeeze(-1)
+    if allowed_token_range is not None:
+        logp = logp.masked_fill(torch.isinf(logp), 0.0)  # forced tokens outside the range: masked anyway
+    return logp
+
+
+def resolve_mixed_precision(setting: str | None) -> str:
+    """The run's precision: the setting, else what `accelerate launch` passed on, else "no"."""
+    value = setting if setting is not None else os.environ.get("ACCELERATE_MIXED_PRECISION", "no")
+    value = str(value).lower()
+    if value not in ("no", "bf16", "fp16"):
+        raise ConfigError(f"mixed_precision {value!r} is not supported (no, bf16 or fp16)")
+    return value
+
+
+def resolve_fsdp(setting: bool | None) -> bool:
+    """FSDP on: the setting, else whether an accelerate FSDP config launched us (ACCELERATE_USE_FSDP)."""
+    if setting is not None:
+        return bool(setting)
+    return os.environ.get("ACCELERATE_USE_FSDP", "false").lower() in ("1", "true", "yes")
+
+
+def fsdp_settings() -> tuple[list[str], bool, bool]:
+    """(layer class names to shard, reshard_after_forward, activation checkpointing) from the accelerate
+    FSDP config the launcher exported (FSDP_* variables); defaults when launched without one."""
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() not in ("1", "true", "yes"):
+        return [], True, False
+    from accelerate.utils import FullyShardedDataParallelPlugin
+
+    plugin = FullyShardedDataParallelPlugin()
+    if plugin.fsdp_version != 2:
+        raise ConfigError(f"fsdp_version {plugin.fsdp_version} in the accelerate config: this trainer shards "
+                          "with FSDP2 (fully_shard); set fsdp_version: 2")
+    names = list(plugin.transformer_cls_names_to_wrap or [])
+    reshard = plugin.reshard_after_forward
+    if not isinstance(reshard, bool):  # FSDP1-style sharding strategy names
+        reshard = str(reshard).upper() not in ("SHARD_GRAD_OP", "NO_SHARD", "2", "3")
+    return names, reshard, bool(plugin.activation_checkpointing)
+
+
+def shard_model(model: torch.nn.Module, layer_names: list[str], reshard_after_forward: bool) -> None:
+    """FSDP2 in place: each decoder layer (the model's `_no_split_modules` unless named) and the root."""
+    from torch.distributed.fsdp import fully_shard
+
+    names = set(layer_names or getattr(model, "_no_split_modules", None) or [])
+    layers = [m for m in model.modules() if type(m).__name__ in names]
+    if not layers:
+        raise ConfigError(f"fsdp: no layers of the classes {sorted(names)} in {type(model).__name__}")
+    for layer in layers:
+        fully_shard(layer, reshard_after_forward=reshard_after_forward)
+    fully_shard(model, reshard_after_forward=reshard_after_forward)
+
+
+def _plain(tensor: torch.Tensor) -> torch.Tensor:
+    """A DTensor's full value (a collective: every process must call it), or the tensor itself."""
+    return tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
+
 
 class RewardError(ValueError):
     """A task's reward function returned something unusable (NaN, wrong count, not a number)."""
@@ -87,6 +172,12 @@ class Trainer:
             raise RuntimeError(f"launched with WORLD_SIZE={launched_world} but accelerate set up {self.world} "
                                "process(es); check the launcher's environment (MASTER_ADDR/PORT, backend)")
         self.device = self.state.device
+        self.precision = resolve_mixed_precision(config.mixed_precision)
+        self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        self.fsdp = resolve_fsdp(config.fsdp)
+        wrap_names, self.reshard_after_forward, fsdp_checkpointing = fsdp_settings() if self.fsdp else ([], True, False)
+        if self.fsdp and (config.lora or self.precision == "fp16"):
+            raise ConfigError("fsdp needs full fine-tuning (no lora) and mixed_precision bf16 or no")
         if config.batch_size % self.world:
             raise ValueError(f"batch_size {config.batch_size} must be divisible by {self.world} processes")
         torch.manual_seed(config.seed)
@@ -105,6 +196,14 @@ class Trainer:
             model_cfg.pop("name_or_path", None)
             model = build_model(preset, vocab_size=self.task.vocab_size, **model_cfg)
         self.tokenizer = self.task.tokenizer
+        self.gradient_checkpointing = config.gradient_checkpointing or fsdp_checkpointing
+        if self.gradient_checkpointing:
+            # non-reentrant: works with frozen inputs (LoRA) and with FSDP2's hooks outside the checkpoint;
+            # transformers >= 5.2x renamed the switch (the old name warns)
+            if hasattr(model, "activation_checkpointing_enable"):
+                model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+            else:
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if config.lora:
             model = apply_lora(model, config.lora)
         self.model = model.to(self.device)
@@ -112,6 +211,12 @@ class Trainer:
         self.reference = None
         if mode == "grpo" and config.kl_coef > 0 and not config.lora:
             self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)
+        if self.fsdp:
+            shard_model(self.model, wrap_names, self.reshard_after_forward)
+            if self.reference is not None:
+                shard_model(self.reference, wrap_names, self.reshard_after_forward)
+        # fp16 needs loss scaling against underflow; bf16 has fp32's range and does not
+        self.scaler = torch.amp.GradScaler(self.device.type) if self.precision == "fp16" else None
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
             self.params, lr=config.lr, weight_decay=config.weight_decay, betas=tuple(config.adam_betas)
@@ -139,6 +244,42 @@ class Trainer:
             return 0.5 * (1 + math.cos(math.pi * progress))
         return 1.0
 
+    def _autocast(self):
+        """Mixed-precision autocast for forwards (a no-op in fp32)."""
+        if self.autocast_dtype is None:
+            return nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    @contextmanager
+    def _full_params(self) -> Iterator[None]:
+        """Under FSDP, gather every parameter for the block and keep it gathered through its forwards.
+
+        Sampling and evaluation run a data-dependent number of forwards per process (rows stop at
+        different steps); with sharded layers each forward would be a collective and the processes
+        would wait on each other forever. Gathered once here, the forwards need no communication.
+        """
+        if not self.fsdp:
+            yield
+            return
+        units = [m for m in self.model.modules() if hasattr(m, "unshard") and hasattr(m, "reshard")]
+        for unit in units:
+            unit.set_reshard_after_forward(False, recurse=False)
+            unit.unshard()
+        try:
+            yield
+        finally:
+            for unit in units:
+                unit.reshard()
+                unit.set_reshard_after_forward(self.reshard_after_forward, recurse=False)
+
+    def _backward(self, loss: torch.Tensor) -> None:
+        """Backward of a loss already divided by the global token count (see `_sync_gradients`)."""
+        if self.fsdp and self.world > 1:
+            loss = loss * self.world  # FSDP averages gradients over processes; our losses need their sum
+        if self.scaler is not None:
+            loss = self.scaler.scale(loss)
+        loss.backward()
+
     def _all_sum(self, values: list[float]) -> list[float]:
         tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
         if self.world > 1:
@@ -159,9 +300,16 @@ class Trainer:
             offset += n
 
     def _optimizer_step(self) -> float:
-        self._sync_gradients()
-        norm = torch.nn.utils.clip_grad_norm_(self.params, self.config.max_grad_norm)
-        self.optimizer.step()
+        if not self.fsdp:  # FSDP has already reduced the gradients in backward
+            self._sync_gradients()
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)
+        norm = _plain(torch.nn.utils.clip_grad_norm_(self.params, self.config.max_grad_norm))
+        if self.scaler is not None:  # skips the update when fp16 gradients overflowed, and adapts the scale
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return float(norm)
@@ -215,8 +363,9 @@ class Trainer:
             loss_mask = torch.zeros_like(mask)
             for row, (e, answer_mask) in enumerate(zip(micro, masks[start : start + c.micro_batch_size])):
                 loss_mask[row, ids.shape[1] - len(e.answer_ids) :] = answer_mask
-            loss = sft_loss_sum(self.model, ids.to(self.device), mask.to(self.device), loss_mask.to(self.device))
-            (loss / n_tokens).backward()
+            with self._autocast():
+                loss = sft_loss_sum(self.model, ids.to(self.device), mask.to(self.device), loss_mask.to(self.device))
+            self._backward(loss / n_tokens)
             loss_total += float(loss.detach())
         grad_norm = self._optimizer_step()
         return {"loss": self._all_sum([loss_total])[0] / n_tokens, "grad_norm": grad_norm, "tokens": n_tokens}
@@ -243,11 +392,12 @@ class Trainer:
         examples = [self.train_examples[i] for i in local_idx]
         gen = self._generation_kwargs()
         self.model.eval()
-        out = sample(
-            self.model, [e.prompt_ids for e in examples], group_size=G,
-            seeds=self._sample_seeds(self.step, local_idx),
-            forced=[e.forced for e in examples] if examples[0].forced is not None else None, **gen,
-        )
+        with self._full_params(), self._autocast():
+            out = sample(
+                self.model, [e.prompt_ids for e in examples], group_size=G,
+                seeds=self._sample_seeds(self.step, local_idx),
+                forced=[e.forced for e in examples] if examples[0].forced is not None else None, **gen,
+            )
         self.model.train()
         completions = out.completions()
         prompts_rep = [e.prompt_ids for e in examples for _ in range(G)]
@@ -262,10 +412,14 @@ class Trainer:
             """Log-probs of rows' completions, computed only up to the longest of them (zeros after)."""
             pid, pmask = left_pad([e.prompt_ids for e in examples[prompt_slice]], self.task.pad_token_id)
             width = int(out.lengths[rows].max())
-            logp = completion_logprobs(
-                model, pid.to(self.device), pmask.to(self.device), tokens[rows, :width], attn[rows, :width], G,
-                temperature=temperature, allowed_token_range=gen["allowed_token_range"],
-            )
+            # a checkpointed training forward keeps no cache: score prompt + completion in one pass
+            score = uncached_completion_logprobs if self.gradient_checkpointing and model.training \
+                else completion_logprobs
+            with self._autocast():
+                logp = score(
+                    model, pid.to(self.device), pmask.to(self.device), tokens[rows, :width], attn[rows, :width], G,
+                    temperature=temperature, allowed_token_range=gen["allowed_token_range"],
+                )
             return torch.nn.functional.pad(logp, (0, tokens.shape[1] - width))
 
         n_local = len(examples)
@@ -297,7 +451,7 @@ class Trainer:
                     ref_logprobs=None if ref_logp is None else ref_logp[rows],
                     clip_eps=c.clip_eps, dual_clip=c.dual_clip, kl_coef=c.kl_coef,
                 )
-                (parts.loss_sum / max(n_tokens, 1.0)).backward()
+                self._backward(parts.loss_sum / max(n_tokens, 1.0))
                 stats["kl"] += parts.kl_sum
                 stats["clipped"] += parts.clipped_tokens
                 stats["tokens"] += parts.tokens
@@ -327,12 +481,14 @@ class Trainer:
         was_training = self.model.training
         self.model.eval()
         gen = dict(self._generation_kwargs(), temperature=0.0)
-        for start in range(0, len(mine), 4 * c.micro_batch_size):
-            chunk = mine[start : start + 4 * c.micro_batch_size]
-            out = sample(self.model, [e.prompt_ids for e in chunk],
-                         forced=[e.forced for e in chunk] if chunk[0].forced is not None else None, **gen)
-            total += sum(self.safe_reward([e.prompt_ids for e in chunk], out.completions(),
-                                          [e.metadata for e in chunk]))
+        with self._full_params():
+            for start in range(0, len(mine), 4 * c.micro_batch_size):
+                chunk = mine[start : start + 4 * c.micro_batch_size]
+                with self._autocast():
+                    out = sample(self.model, [e.prompt_ids for e in chunk],
+                                 forced=[e.forced for e in chunk] if chunk[0].forced is not None else None, **gen)
+                total += sum(self.safe_reward([e.prompt_ids for e in chunk], out.completions(),
+                                              [e.metadata for e in chunk]))
         self.model.train(was_training)
         summed = self._all_sum([total, float(len(mine))])
         return summed[0] / max(summed[1], 1.0)
@@ -341,18 +497,33 @@ class Trainer:
     def _checkpoint_dir(self, step: int) -> Path:
         return self.output_dir / "checkpoints" / f"step-{step:06d}"
 
+    def _full_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """(model weights, optimizer state), whole and on the CPU. Under FSDP a collective: every process
+        calls it and only rank 0 receives the values (the optimizer state is then keyed by parameter name)."""
+        if not self.fsdp:
+            weights = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
+            return weights, self.optimizer.state_dict()
+        from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
+                                                             get_optimizer_state_dict)
+
+        options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+        weights = get_model_state_dict(self.model, options=options)
+        return ({k: v.contiguous() for k, v in weights.items()},
+                get_optimizer_state_dict(self.model, self.optimizer, options=options))
+
     def save_state(self) -> Path | None:
         """Write a resumable checkpoint atomically (a killed run never leaves a half-written one)."""
         final = self._checkpoint_dir(self.step)
+        weights, optimizer_state = self._full_state()
         if self.rank == 0:
             tmp = final.with_name(final.name + ".tmp")
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
-            state = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
-            save_file(state, str(tmp / "model_state.safetensors"))
-            torch.save({"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
-                        "step": self.step, "reward_errors": self.reward_errors,
-                        "torch_rng": torch.get_rng_state()}, tmp / "trainer_state.pt")
+            save_file(weights, str(tmp / "model_state.safetensors"))
+            extra = {"grad_scaler": self.scaler.state_dict()} if self.scaler is not None else {}
+            torch.save({"optimizer": optimizer_state, "scheduler": self.scheduler.state_dict(),
+                        "step": self.step, "reward_errors": self.reward_errors, "fsdp": self.fsdp,
+                        "torch_rng": torch.get_rng_state(), **extra}, tmp / "trainer_state.pt")
             (tmp / "run.json").write_text(json.dumps({"mode": self.mode, "step": self.step}) + "\n")
             shutil.rmtree(final, ignore_errors=True)
             os.replace(tmp, final)
@@ -397,8 +568,21 @@ class Trainer:
         else:
             path = Path(resume)
             weights, state = self._read_state(path)
-        self.model.load_state_dict(weights)
-        self.optimizer.load_state_dict(state["optimizer"])
+        if bool(state.get("fsdp", False)) != self.fsdp:
+            raise CheckpointError(f"{path} was written with fsdp={bool(state.get('fsdp', False))}; "
+                                  f"resume it with the same setting (this run: fsdp={self.fsdp})")
+        if self.fsdp:
+            from torch.distributed.checkpoint.state_dict import (StateDictOptions, set_model_state_dict,
+                                                                 set_optimizer_state_dict)
+
+            options = StateDictOptions(full_state_dict=True)
+            set_model_state_dict(self.model, weights, options=options)
+            set_optimizer_state_dict(self.model, self.optimizer, state["optimizer"], options=options)
+        else:
+            self.model.load_state_dict(weights)
+            self.optimizer.load_state_dict(state["optimizer"])
+        if self.scaler is not None and "grad_scaler" in state:
+            self.scaler.load_state_dict(state["grad_scaler"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.step = int(state["step"])
         self.reward_errors = int(state.get("reward_errors", 0))
@@ -406,6 +590,15 @@ class Trainer:
 
     def save_final(self, extra_meta: dict[str, Any] | None = None) -> Path:
         path = self.output_dir / "final"
+        model = self.model
+        if self.fsdp:  # a plain, whole copy of the sharded model for the checkpoint directory
+            weights, _ = self._full_state()
+            if self.rank == 0:
+                from transformers import AutoModelForCausalLM
+
+                model = AutoModelForCausalLM.from_config(self.model.config, dtype=torch.float32)
+                model.load_state_dict(weights)
+                model.generation_config = self.model.generation_config
         if self.rank == 0:
             meta = dict(self.base_meta)
             meta.update({
@@ -415,7 +608,7 @@ class Trainer:
             })
             meta.update(self.task.checkpoint_meta())
             meta.update(extra_meta or {})
-            save_checkpoint(path, self.model, self.tokenizer, meta)
+            save_checkpoint(path, model, self.tokenizer, meta)
         if self.world > 1:
             torch.distributed.barrier()
         return path

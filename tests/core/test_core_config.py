@@ -72,3 +72,33 @@ def test_scripts_exit_2_with_message(tmp_path, capsys):
     proc = subprocess.run([sys.executable, "training/grpo.py", "--preset", str(tmp_path / "x.yaml")], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "preset not found" in proc.stderr
+
+
+def test_gpu_settings_default_to_the_cpu_behaviour():
+    config = load_config(None)
+    assert (config.mixed_precision, config.gradient_checkpointing, config.fsdp) == (None, False, None)
+    assert load_config(None, ["mixed_precision=no"]).mixed_precision == "no"  # YAML 1.1 reads `no` as false
+    assert load_config(None, ["mixed_precision=bf16", "gradient_checkpointing=true"]).mixed_precision == "bf16"
+
+
+@pytest.mark.parametrize("override, message", [
+    ("mixed_precision=fp8", "mixed_precision must be"),
+    ("gradient_checkpointing=2", "gradient_checkpointing must be"),
+    ("fsdp=1", "fsdp must be"),
+    ("fsdp=true lora.rank=8", "fsdp with lora"),
+    ("fsdp=true mixed_precision=fp16", "fsdp needs mixed_precision"),
+])
+def test_bad_gpu_settings(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, override.split())
+
+
+def test_shipped_accelerate_configs_name_what_the_trainer_reads():
+    import yaml
+
+    folder = REPO / "training" / "configs" / "accelerate"
+    fsdp = yaml.safe_load((folder / "fsdp.yaml").read_text())
+    assert fsdp["distributed_type"] == "FSDP" and fsdp["fsdp_config"]["fsdp_version"] == 2
+    assert fsdp["fsdp_config"]["fsdp_transformer_layer_cls_to_wrap"] == "LlamaDecoderLayer"
+    multi = yaml.safe_load((folder / "multi_gpu.yaml").read_text())
+    assert multi["distributed_type"] == "MULTI_GPU" and multi["mixed_precision"] == "bf16"
