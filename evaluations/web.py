@@ -103,24 +103,27 @@ def predict(checkpoint: str | Path, data_dir: str | Path, split: str, limit: int
 
 
 def gains_text(rows: list[dict[str, Any]], twins: list[bool] | None) -> str:
-    """Paired bootstrap gains in F1 of each model over the first model row (on the no-twin transitions
-    when twins are known), or "" with fewer than two models."""
-    models = [row for row in rows if row.get("f1_per_transition")]
-    if len(models) < 2:
+    """Paired bootstrap gains in F1 (on the no-twin transitions when twins are known): each model over the
+    no-change baseline, and each later model over the first; "" with nothing to compare."""
+    baseline = [row for row in rows if row["model"] == "No-change baseline" and row.get("f1_per_transition")]
+    models = [row for row in rows if row["model"] != "No-change baseline" and row.get("f1_per_transition")]
+    if not models:
         return ""
-    idx = [i for i, twin in enumerate(twins) if not twin] if twins is not None else list(range(len(models[0]["f1_per_transition"])))
+    n = len(models[0]["f1_per_transition"])
+    idx = [i for i, twin in enumerate(twins) if not twin] if twins is not None else list(range(n))
     if len(idx) < 2:
         return ""
-    first = np.array(models[0]["f1_per_transition"])[idx]
+    pairs = [(row, baseline[0]) for row in models] if baseline else []
+    pairs += [(row, models[0]) for row in models[1:]]
     parts = []
-    for row in models[1:]:
-        other = np.array(row["f1_per_transition"])[idx]
+    for row, reference in pairs:
+        other, first = np.array(row["f1_per_transition"])[idx], np.array(reference["f1_per_transition"])[idx]
         gain = paired_gain(other, first)  # other - first: positive when `row` scores higher
-        parts.append(f"{row['model']} - {models[0]['model']}: {gain['gain']:+.2f} F1 (paired bootstrap 95% interval "
+        parts.append(f"{row['model']} - {reference['model']}: {gain['gain']:+.2f} F1 (paired bootstrap 95% interval "
                      f"{gain['low']:+.2f} to {gain['high']:+.2f}; better on {int((other > first).sum())}, worse on "
                      f"{int((other < first).sum())} of {len(idx)})")
     where = "on the transitions without a training twin" if twins is not None else "on all transitions"
-    return f"Gain {where}: " + "; ".join(parts) + "."
+    return f"Gains {where}: " + "; ".join(parts) + "."
 
 
 def markdown_twins(rows: list[dict[str, Any]], note: str) -> str:
@@ -223,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         note += (f" {sum(twins)} of the {len(golds)} test transitions have a training twin (the same page and action, "
                  f"so the same answer) in {' + '.join(args.twins_of)}; the first column scores the other "
                  f"{len(golds) - sum(twins)}.")
-    gains = gains_text([row for row in rows if row["model"] != "No-change baseline"], twins)
+    gains = gains_text(rows, twins)
     note += (f" {gains}" if gains else "") + " Commands: " + "; ".join(f"`{c}`" for c in commands)
     (out / "web.json").write_text(json.dumps({"rows": rows, "note": note, "keys": keys, "twins": twins}, indent=1) + "\n")
     (out / "web.md").write_text(markdown(rows, note))

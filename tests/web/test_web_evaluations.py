@@ -52,4 +52,4 @@ def test_web_evaluation_scores_transitions_without_a_training_twin_apart(tmp_pat
     assert a["no_twin"]["f1"] == b["no_twin"]["f1"] and len(a["f1_per_transition"]) == 3
     table = (out / "web.md").read_text()
     assert "| A |" in table and "2 / 1 |" in table and "1 of the 3 test transitions have a training twin" in table
-    assert "B - A: +0.00 F1" in table
+    assert "B - A: +0.00 F1" in table and "A - No-change baseline: " in table
