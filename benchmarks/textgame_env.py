@@ -144,6 +144,54 @@ def headline_figures(results: dict[str, Any], sizes: list[int]) -> dict[str, flo
     return figures
 
 
+def lookup_forwards(prompt: list[int], answer: list[int], draft_tokens: int, ngram: int) -> int:
+    """Sequential forwards that prompt-lookup speculative decoding with exact greedy verification would
+    need for a greedy `answer`: each forward accepts the draft's prefix that equals the answer, plus the
+    one token the forward yields itself. The draft continues the latest earlier occurrence of the longest
+    (up to `ngram`) suffix of the text so far."""
+    seq, forwards, i = list(prompt), 0, 0
+    while i < len(answer):
+        draft: list[int] = []
+        for g in range(min(ngram, len(seq) - 1), 0, -1):
+            tail = seq[-g:]
+            match = next((j for j in range(len(seq) - g - 1, -1, -1) if seq[j:j + g] == tail), None)
+            if match is not None:
+                draft = seq[match + g:match + g + draft_tokens]
+                break
+        accepted = 0
+        while accepted < len(draft) and i + accepted < len(answer) and draft[accepted] == answer[i + accepted]:
+            accepted += 1
+        step = min(accepted + 1, len(answer) - i)
+        seq += answer[i:i + step]
+        i += step
+        forwards += 1
+    return forwards
+
+
+def prompt_lookup_bound(run: Callable[[], Any], draft_tokens: int = 8, ngram: int = 3) -> dict[str, Any]:
+    """Run once (untimed) recording every (prompt, greedy answer) the sampler returns; how many answer
+    tokens one sequential forward would yield with prompt-lookup speculative decoding (an upper bound
+    on its batch-1 speedup, ignoring that a verify forward costs more than a one-token one)."""
+    import rlvr_sim.rl.sampler as sampler
+
+    records, real_sample = [], sampler.sample
+
+    def recording_sample(model: Any, prompts: Any, **kwargs: Any) -> Any:
+        out = real_sample(model, prompts, **kwargs)
+        records.extend(zip((list(p) for p in prompts), out.completions()))
+        return out
+
+    sampler.sample = recording_sample
+    try:
+        run()
+    finally:
+        sampler.sample = real_sample
+    tokens = sum(len(answer) for _, answer in records)
+    forwards = sum(lookup_forwards(p, a, draft_tokens, ngram) for p, a in records)
+    return {"answers": len(records), "answer_tokens": tokens, "forwards_with_lookup": forwards,
+            "tokens_per_forward": round(tokens / max(forwards, 1), 2), "draft_tokens": draft_tokens, "ngram": ngram}
+
+
 def ground_truth_steps_per_second(steps: int, seed: int) -> float:
     env = TextGameEnv()
     env.reset(seed=seed)
@@ -197,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     results = side_by_side(cases, args.rounds)
     headline = headline_figures(results, args.num_envs)
+    lookup = prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1])
     result = {
         "benchmark": "textgame_env",
         "command": "python benchmarks/textgame_env.py " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -207,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch_threads": args.threads,
         **headline,
         "decoding": "greedy (temperature 0), the env default",
+        "prompt_lookup_bound": lookup,
         "ground_truth_env_steps_per_s": round(ground_truth_steps_per_second(2000, args.seed), 1),
         "cases": results,
         "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),

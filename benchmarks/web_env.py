@@ -23,6 +23,7 @@ from textgame_env import (
     BASELINE_REV,
     baseline_module,
     headline_figures,
+    prompt_lookup_bound,
     run_single_envs,
     run_vector_env,
     sampler_state,
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     results = side_by_side(cases, args.rounds)
     headline = headline_figures(results, args.num_envs)
+    lookup = prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1])
     result = {
         "benchmark": "web_env",
         "command": "python benchmarks/web_env.py " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch_threads": args.threads,
         **headline,
         "decoding": "greedy (temperature 0) on both sides",
+        "prompt_lookup_bound": lookup,
         "cases": results,
         "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
                     "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
