@@ -58,8 +58,10 @@ class LMWorldModel:
     """A causal LM and a text codec that predicts next states, in batches, through the shared sampler.
 
     Subclasses give `prompt_ids(query)` (the codec's q(s, a)) and `decode_state(query, text)` (the
-    codec's decoding of an answer against the query's state); `predict_next` is the prediction that the
-    envs, the evaluations and the viewer all call.
+    codec's decoding of an answer against the query's state). `predict_next` (and `generate` under it) is
+    what the envs, `evaluations/textgame.py`, the text-game viewer and the web MPC agent call;
+    `evaluations/web.py` calls `sample` itself with the same codec, and the tests check that the two give
+    the same tokens.
     """
 
     def __init__(self, model: torch.nn.Module, codec: Any, checkpoint: str | Path | None = None,
