@@ -122,7 +122,7 @@ def test_in_place_cache_matches_concatenation_and_grows(model, monkeypatch):
     session = sampler.DecodeSession(model, PROMPTS, seeds=[1, 2, 3], group_size=2, reserve_tokens=1)
     assert session.in_place
     fed = [[] for _ in range(session.rows)]
-    for step in range(12):
+    for _ in range(12):
         token, _ = session.draw(1.0)
         session.feed(token[:, None])
         for row, t in enumerate(token.tolist()):
