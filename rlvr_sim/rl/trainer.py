@@ -178,6 +178,10 @@ class Trainer:
         wrap_names, self.reshard_after_forward, fsdp_checkpointing = fsdp_settings() if self.fsdp else ([], True, False)
         if self.fsdp and (config.lora or self.precision == "fp16"):
             raise ConfigError("fsdp needs full fine-tuning (no lora) and mixed_precision bf16 or no")
+        if self.fsdp and self.world == 1 and not torch.distributed.is_initialized():
+            # `fsdp=true` in a plain single process: a one-process group, so the same code path runs
+            torch.distributed.init_process_group("nccl" if self.device.type == "cuda" else "gloo",
+                                                 store=torch.distributed.HashStore(), rank=0, world_size=1)
         if config.batch_size % self.world:
             raise ValueError(f"batch_size {config.batch_size} must be divisible by {self.world} processes")
         torch.manual_seed(config.seed)
