@@ -419,6 +419,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="also relate the default env's info['uncertainty'] (K extra samples) to its real error")
     parser.add_argument("--greedy", action="store_true",
                         help="also roll every model out greedily (temperature 0) in the rollout and action tables")
+    parser.add_argument("--served", default="RLVR (MAE+LPIPS)",
+                        help="the row whose checkpoint the env serves by default (its info['uncertainty'] is related "
+                             "to its real error with --uncertainty; base when no such row)")
     parser.add_argument("--median", action="store_true",
                         help="also roll every model out with median decoding (temperature 0, the median bin of "
                              "each pose token; the env's `median=True`)")
@@ -474,7 +477,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out = Path(args.out) if args.out else results_dir() / "video"
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.uncertainty:
-        default = checkpoints.get("RLVR (MAE+LPIPS)", args.base)
+        default = checkpoints.get(args.served, args.base)
         results["uncertainty"] = uncertainty_relation(default, long_task, min(args.windows, 32), args.uncertainty,
                                                       16, args.seed, out.with_name(out.name + "_uncertainty.png"))
     write_pictures(worlds, long_task, states, out, settings["frame_skip"], args.seed, median=args.median)
