@@ -21,6 +21,10 @@ over episodes, Pearson/MMRV per simulator bootstrap intervals over the (paired) 
     python evaluations/real2sim.py --rollout --ray-address ray://head:10001   # a Ray cluster
     python evaluations/real2sim.py --perturb-sweep                           # MuJoCo gaps vs ranking
     python evaluations/real2sim.py --simpler PutCarrotOnPlateInScene-v1      # ManiSkill3, if installed
+    python evaluations/real2sim.py --build-support assets/pusht_pose_rlvr    # write its support.npz
+
+Learned simulators also report, per policy, the share of predicted frames out of the training data's
+support (`DataSupport`, the checkpoint's `support.npz`), and flag policies above `--support-flag`.
 """
 
 from __future__ import annotations
@@ -104,8 +108,221 @@ def _derived_seed(*parts: int | str) -> int:
     return int(np.random.SeedSequence(numbers).generate_state(1)[0])
 
 
+# ---- the data's support: does a learned simulator's frame look like the frames it was trained on? ----
+SUPPORT_FILE = "support.npz"  # written into a packaged checkpoint by `build_support`
+SUPPORT_ANGLE_SCALE = 60.0  # world units per radian of T angle: turning the T by a moves its bar's ends ~60 a
+SUPPORT_QUANTILE = 99.0  # the threshold: this percentile of held-out frames' distances to the training frames
+SUPPORT_FLAG_SHARE = 0.10  # flag a policy whose learned rollouts are out of support on more than this share
+SUPPORT_MAX_FRAMES = 100_000  # training frames kept (5 bytes each), a seeded subsample beyond
+SUPPORT_SLOTS = 5  # agent x, y; T x, y, angle (the pose tokenizer's slots)
+# What of a frame must resemble the training frames, as columns of `support_features`: the T's pose, where the
+# agent is relative to the T (in the T's body frame: the contact the dynamics turn on), where the agent is in
+# the arena, and the whole scene (T pose and contact together).
+SUPPORT_COMPONENTS = {"block": (0, 1, 2, 3), "contact": (4, 5), "agent": (6, 7), "scene": (0, 1, 2, 3, 4, 5)}
+SUPPORT_MIN_SCALE = 4.0  # world units: one pose bin (512 / 128), the finest difference the codes can show
+
+
+def support_features(states: np.ndarray) -> np.ndarray:
+    """(N, 5) states (agent x, y; T x, y, angle; world units, radians) -> (N, 8) features in world units:
+    the T's position, its angle as a point on a circle of radius SUPPORT_ANGLE_SCALE (1 degree weighs ~1
+    world unit and the angle wraps), the agent's position in the T's body frame, the agent's position.
+    Rows with a missing object (NaN) stay NaN."""
+    states = np.asarray(states, dtype=np.float64).reshape(-1, SUPPORT_SLOTS)
+    agent_x, agent_y, block_x, block_y, angle = states.T
+    cos, sin = np.cos(angle), np.sin(angle)
+    dx, dy = agent_x - block_x, agent_y - block_y
+    # the T's body frame: world = R(angle) body + position (pusht_pixels._rotate), so body = R(-angle) (world - position)
+    rel_x, rel_y = cos * dx + sin * dy, -sin * dx + cos * dy
+    scale = SUPPORT_ANGLE_SCALE
+    return np.stack([block_x, block_y, scale * cos, scale * sin, rel_x, rel_y, agent_x, agent_y], axis=1)
+
+
+def _nearest(support: np.ndarray, query: np.ndarray, chunk: int = 32) -> np.ndarray:
+    """Euclidean distance from each query row to its nearest support row (exact, brute force in chunks)."""
+    norms, out = (support**2).sum(axis=1), np.empty(len(query))
+    for start in range(0, len(query), chunk):
+        q = query[start : start + chunk]
+        squared = (q**2).sum(axis=1)[:, None] + norms[None] - 2.0 * q @ support.T
+        out[start : start + chunk] = np.sqrt(np.maximum(squared.min(axis=1), 0.0))
+    return out
+
+
+class DataSupport:
+    """The pose codes of a learned simulator's training frames and a calibrated out-of-support threshold.
+
+    For each component c of SUPPORT_COMPONENTS, d_c is the Euclidean distance (world units, in
+    `support_features` space) from a judged state, put on the tokenizer's bin grid first (what a model
+    frame holds), to the nearest training frame; `scales[c]` is the 99th percentile of d_c over held-out
+    (test split) frames, at least one bin. `distance` = max_c d_c / scales[c]: how far the frame is from the
+    data in its least familiar respect, in units of that respect's held-out spread (0 for a training
+    frame; inf when the judge sees no agent or no T). `threshold`: the SUPPORT_QUANTILE-th percentile of
+    `distance` over the held-out frames, so a real frame the model was not trained on exceeds it 1% of the
+    time. With `symmetries` (the D4 element indices the model was trained under), the support holds the
+    training frames under those symmetries too."""
+
+    def __init__(self, bins: np.ndarray, threshold: float = np.inf, num_bins: int = 128, symmetries: Sequence[int] = (0,),
+                 scales: Sequence[float] | None = None, info: dict[str, Any] | None = None) -> None:  # fmt: skip
+        from rlvr_sim.models.pose_tokenizer import PoseTokenizer, PoseTokenizerConfig
+
+        self.bins = np.asarray(bins, dtype=np.int64).reshape(-1, SUPPORT_SLOTS)
+        self.threshold, self.num_bins = float(threshold), int(num_bins)
+        self.symmetries = tuple(int(k) for k in symmetries)
+        self.scales = np.ones(len(SUPPORT_COMPONENTS)) if scales is None else np.asarray(scales, dtype=np.float64)
+        self.info = dict(info or {})
+        self._tokenizer = PoseTokenizer(PoseTokenizerConfig(bins=self.num_bins))
+        codes = self.bins + np.arange(SUPPORT_SLOTS) * self._tokenizer.config.slot_size
+        expanded = np.unique(np.concatenate([self._tokenizer.symmetry_codes(codes, k) for k in self.symmetries]), axis=0)
+        features = support_features(self._tokenizer.codes_to_states(expanded))
+        features = features[np.isfinite(features).all(axis=1)]
+        if not len(features):
+            raise ValueError("the support holds no frame with both the agent and the T visible")
+        self._components = [np.unique(features[:, list(cols)], axis=0) for cols in SUPPORT_COMPONENTS.values()]
+
+    def component_distances(self, states: np.ndarray) -> np.ndarray:
+        """(N, 5) judged states -> (N, components) nearest-training-frame distances d_c (world units; inf if missing)."""
+        states = np.asarray(states, dtype=np.float64).reshape(-1, SUPPORT_SLOTS)
+        features = support_features(self._tokenizer.codes_to_states(self._tokenizer.states_to_codes(states)))
+        out = np.full((len(features), len(SUPPORT_COMPONENTS)), np.inf)
+        finite = np.isfinite(features).all(axis=1)
+        for c, (cols, support) in enumerate(zip(SUPPORT_COMPONENTS.values(), self._components)):
+            out[finite, c] = _nearest(support, features[finite][:, list(cols)])
+        return out
+
+    def distance(self, states: np.ndarray) -> np.ndarray:
+        """(N, 5) judged states -> (N,) max over components of d_c / scales[c] (0 on training frames)."""
+        return (self.component_distances(states) / self.scales).max(axis=1)
+
+    def state_distance(self, estimate: dict[str, Any]) -> float:
+        """The distance of one `estimate_state` reading (inf when the agent or the T is not visible)."""
+        if estimate.get("pos_agent") is None or estimate.get("block_pose") is None:
+            return float("inf")
+        return float(self.distance(np.concatenate([estimate["pos_agent"], estimate["block_pose"]]))[0])
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        np.savez_compressed(path, bins=self.bins.astype(np.uint8 if self.num_bins < 255 else np.int16),
+                            threshold=np.float64(self.threshold), num_bins=np.int64(self.num_bins),
+                            symmetries=np.array(self.symmetries, dtype=np.int64), scales=self.scales,
+                            components=np.array(list(SUPPORT_COMPONENTS)),
+                            info=np.array(json.dumps(self.info, sort_keys=True)))  # fmt: skip
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> DataSupport:
+        with np.load(path) as data:
+            if data["components"].tolist() != list(SUPPORT_COMPONENTS):
+                raise ValueError(f"{path} was built for components {data['components'].tolist()}: rebuild it")
+            return cls(data["bins"], float(data["threshold"]), int(data["num_bins"]), data["symmetries"].tolist(),
+                       data["scales"], json.loads(str(data["info"])))  # fmt: skip
+
+
+def _judged_bins(paths: Sequence[Path], image_size: int, frame_skip: int, tokenizer: Any, cache: Path | None,
+                 progress: bool = False) -> np.ndarray:  # fmt: skip
+    """(N, 5) pose-code bins (0..bins, `bins` = not visible) of every frame of the episodes at `frame_skip`,
+    judged as the checkpoint's tokenizer codes them; cached under `cache` (keyed on files and settings)."""
+    import hashlib
+
+    from rlvr_sim.data.episodes import load_episode
+
+    key = json.dumps({"files": [[p.name, p.stat().st_size] for p in paths], "size": image_size, "skip": frame_skip,
+                      "tokenizer": vars(tokenizer.config)}, sort_keys=True)  # fmt: skip
+    cache_file = cache / f"support_codes_{hashlib.sha1(key.encode()).hexdigest()[:16]}.npy" if cache else None
+    if cache_file is not None and cache_file.is_file():
+        return np.load(cache_file)
+    bins = []
+    for i, path in enumerate(paths):
+        bins.append(tokenizer.encode(load_episode(path, image_size, frame_skip).images) % tokenizer.config.slot_size)
+        if progress and (i + 1) % 100 == 0:
+            print(f"  judged {i + 1}/{len(paths)} episodes", flush=True)
+    out = np.concatenate(bins).astype(np.int16)
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        np.save(cache_file, out)
+    return out
+
+
+def build_support(checkpoint: str | Path, data_dir: str | Path | None = None, out: str | Path | None = None,
+                  symmetries: bool | None = None, quantile: float = SUPPORT_QUANTILE,
+                  max_frames: int = SUPPORT_MAX_FRAMES, progress: bool = True) -> DataSupport:  # fmt: skip
+    """Write `<checkpoint>/support.npz` (or `out`): the judged pose codes of the training split's frames of
+    the checkpoint's data set (`rlvr_sim.json` -> video_settings: data_dir unless `data_dir` is given,
+    test_fraction, split_seed, frame_skip, image_size, extra_train_dirs) and the threshold calibrated on its
+    test split. `symmetries`: include the training frames under the arena's eight symmetries (default: when
+    the checkpoint's recorded `augment` is a d4 one)."""
+    import torch
+
+    from rlvr_sim.data.episodes import episode_paths, split_paths
+    from rlvr_sim.models.lm import read_meta
+    from rlvr_sim.models.pose_tokenizer import PoseTokenizer, load_frame_tokenizer
+
+    torch.set_num_threads(1)
+    checkpoint = Path(checkpoint)
+    meta = read_meta(checkpoint)
+    settings = meta.get("video_settings")
+    if not settings:
+        raise ValueError(f"{checkpoint} is not a video world model checkpoint (no video_settings in rlvr_sim.json)")
+    tokenizer = load_frame_tokenizer(checkpoint / settings.get("tokenizer_dir", "tokenizer"))
+    if not isinstance(tokenizer, PoseTokenizer):
+        raise ValueError(f"{checkpoint}: the data support needs a pose-token checkpoint (PushT pose tokenizer)")
+    data_dir = Path(data_dir or settings["data_dir"])
+    split = split_paths(episode_paths(data_dir), settings.get("test_fraction", 0.1), settings.get("split_seed", 0))
+    train = split["train"] + [p for extra in settings.get("extra_train_dirs", []) for p in episode_paths(extra)]
+    if symmetries is None:
+        task_args = meta.get("task_args") or meta.get("config", {}).get("task_args", {}) or {}
+        symmetries = str(task_args.get("augment", "none")).startswith("d4")
+    size, skip, cache = int(settings.get("image_size", 64)), int(settings.get("frame_skip", 1)), data_dir / ".cache"
+    start = time.perf_counter()
+    train_bins = _judged_bins(train, size, skip, tokenizer, cache, progress)
+    test_bins = _judged_bins(split["test"], size, skip, tokenizer, cache, progress)
+    kept = train_bins
+    if len(kept) > max_frames:
+        kept = kept[np.sort(np.random.default_rng(0).choice(len(kept), max_frames, replace=False))]
+    num_bins = tokenizer.config.bins
+    support = DataSupport(kept, np.inf, num_bins, tuple(range(8)) if symmetries else (0,))
+    components = support.component_distances(tokenizer.codes_to_states(test_bins))
+    seen = np.isfinite(components).all(axis=1)
+    if not seen.any():
+        raise ValueError(f"no test frame of {data_dir} shows both the agent and the T: nothing to calibrate on")
+    support.scales = np.maximum(np.percentile(components[seen], quantile, axis=0), SUPPORT_MIN_SCALE)
+    test_distance = support.distance(tokenizer.codes_to_states(test_bins))
+    finite = test_distance[np.isfinite(test_distance)]
+    support.threshold = float(np.percentile(finite, quantile))
+    support.info = {
+        "data_dir": str(data_dir), "train_episodes": len(train), "test_episodes": len(split["test"]),
+        "train_frames": int(len(train_bins)), "frames_kept": int(len(kept)), "frame_skip": skip, "image_size": size,
+        "quantile": quantile, "angle_scale": SUPPORT_ANGLE_SCALE, "symmetries": bool(symmetries),
+        "test_frames": int(len(test_distance)), "test_frames_missing_an_object": int((~np.isfinite(test_distance)).sum()),
+        "test_distance_median": float(np.median(finite)), "test_distance_p95": float(np.percentile(finite, 95)),
+        "component_scales": dict(zip(SUPPORT_COMPONENTS, support.scales.round(3).tolist())),
+        "test_beyond_threshold_per_component": dict(zip(SUPPORT_COMPONENTS, (components[seen] / support.scales
+                                                        > support.threshold).mean(axis=0).round(4).tolist())),
+        "distance": "max over components (block: T x, y, 60 cos, 60 sin of its angle; contact: agent x, y in the "
+                    "T's body frame; agent: agent x, y; scene: block + contact) of the Euclidean distance (world "
+                    "units) to the nearest training frame divided by the component's scale (its 99th percentile "
+                    "on held-out frames, at least one 4-unit bin); states on the pose tokenizer's bin grid; inf "
+                    "when the agent or the T is missing",
+        "seconds": round(time.perf_counter() - start, 1),
+    }  # fmt: skip
+    path = support.save(Path(out) if out else checkpoint / SUPPORT_FILE)
+    if progress:
+        scales = ", ".join(f"{name} {v:.1f}" for name, v in zip(SUPPORT_COMPONENTS, support.scales))
+        print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB): threshold {support.threshold:.2f} ({quantile:g}th "
+              f"percentile of {len(finite)} held-out frames' distances; scales in world units: {scales})", flush=True)  # fmt: skip
+    return support
+
+
 # Simulators live as long as their process (a Ray worker or this one), so a learned checkpoint loads once.
 _SIMULATORS: dict[tuple[str, tuple], Any] = {}
+_SUPPORTS: dict[str, DataSupport | None] = {}
+
+
+def _support(env: Any) -> DataSupport | None:
+    """The data support shipped with a learned simulator's checkpoint (None when it has no support.npz)."""
+    checkpoint = str(getattr(env.unwrapped, "checkpoint", ""))
+    if checkpoint not in _SUPPORTS:
+        path = Path(checkpoint) / SUPPORT_FILE
+        _SUPPORTS[checkpoint] = DataSupport.load(path) if checkpoint and path.is_file() else None
+    return _SUPPORTS[checkpoint]
 
 
 def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 64) -> Any:
@@ -170,11 +387,14 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
     estimate = estimate_state(frame)
     result: dict[str, Any] = {"sim": spec.sim_name, "policy": spec.policy, "episode": spec.episode, "success": False,
                               "success_step": None, "true_success": None}  # fmt: skip
-    judge_errors, agreement, uncertainty = [], [], []
+    judge_errors, agreement, uncertainty, support_distance = [], [], [], []
+    support = _support(env) if learned else None
     for step in range(1, task.horizon + 1):
         action = policy.act(frame, estimate)
         frame, _, terminated, truncated, info = repeat_step(env, action, 1 if learned else task.frame_skip)
         estimate = estimate_state(frame)
+        if support is not None:
+            support_distance.append(support.state_distance(estimate))
         judged = task.success(estimate["block_pose"])
         if "uncertainty" in info:
             uncertainty.append(float(np.mean(info["uncertainty"])))
@@ -195,6 +415,8 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
         result["judge_frame_agreement"] = float(np.mean(agreement))
     if uncertainty:
         result["uncertainty"] = float(np.mean(uncertainty))
+    if learned:  # the share of predicted frames beyond the data's support (None: the checkpoint ships none)
+        result["out_of_support"] = float(np.mean(np.array(support_distance) > support.threshold)) if support else None
     return result
 
 
@@ -403,10 +625,12 @@ def _interval(samples: np.ndarray) -> list[float]:
 
 
 def summarise(
-    results: Sequence[dict[str, Any]], sims: Sequence[str], policies: Sequence[str], boot: int = 2000, seed: int = 0
+    results: Sequence[dict[str, Any]], sims: Sequence[str], policies: Sequence[str], boot: int = 2000, seed: int = 0,
+    flag_share: float = SUPPORT_FLAG_SHARE,
 ) -> dict[str, Any]:
     """Per-simulator success rates (bootstrap 95% intervals over episodes) and Pearson/MMRV against `real`
-    (intervals from resampling episodes jointly: every policy and simulator shares the start states)."""
+    (intervals from resampling episodes jointly: every policy and simulator shares the start states); per
+    learned simulator, each policy's mean out-of-support share of steps, flagged above `flag_share`."""
     if sims[0] != "real":
         raise ValueError("the first simulator must be 'real', the reference the others are scored against")
     success = success_matrix(results, sims, policies)
@@ -444,7 +668,26 @@ def summarise(
         if (values := [r["uncertainty"] for r in results if r["sim"] == sim and "uncertainty" in r])
     }
     return {"policies": list(policies), "sims": list(sims), "episodes": int(success.shape[2]), "rates": rates,
-            "metrics": metrics, "judge_vs_truth": judge, "uncertainty": uncertainty}  # fmt: skip
+            "metrics": metrics, "judge_vs_truth": judge, "uncertainty": uncertainty,
+            "support": support_summary(results, sims, policies, flag_share)}  # fmt: skip
+
+
+def support_summary(results: Sequence[dict[str, Any]], sims: Sequence[str], policies: Sequence[str],
+                    flag_share: float = SUPPORT_FLAG_SHARE) -> dict[str, Any]:  # fmt: skip
+    """Per learned simulator: available (its checkpoint ships support.npz), each policy's mean share of
+    out-of-support steps over its episodes, and the policies above `flag_share` ("flagged")."""
+    out = {}
+    for sim in sims:
+        own = [r for r in results if r["sim"] == sim and "out_of_support" in r]
+        if not own:
+            continue
+        if any(r["out_of_support"] is None for r in own):
+            out[sim] = {"available": False}
+            continue
+        share = {p: float(np.mean([r["out_of_support"] for r in own if r["policy"] == p])) for p in policies}
+        out[sim] = {"available": True, "flag_share": flag_share, "out_of_support": share,
+                    "flagged": [p for p in policies if share[p] > flag_share]}  # fmt: skip
+    return out
 
 
 def rollout_markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
@@ -480,8 +723,37 @@ def rollout_markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
             )
     if summary["uncertainty"]:
         lines += ["", "Mean `info['uncertainty']`: " + ", ".join(f"{s} {u:.4f}" for s, u in summary["uncertainty"].items())]
+    lines += support_markdown(summary.get("support", {}), summary["policies"])
     lines += ["", f"Command: `{settings['command']}` ({settings['seconds']:.0f} s, {settings['backend']})", ""]
     return "\n".join(lines)
+
+
+def support_markdown(support: dict[str, Any], policies: Sequence[str]) -> list[str]:
+    """The out-of-support table (markdown lines) of the learned simulators, and which ship no support."""
+    have = [sim for sim, s in support.items() if s["available"]]
+    lines = []
+    if have:
+        share = support[have[0]]["flag_share"]
+        lines += ["", "Out of the data's support: share of a learned simulator's predicted frames whose judged state is "
+                  "farther from every training frame than the checkpoint's calibrated threshold (`support.npz`: the "
+                  "99th percentile of held-out real frames' distances, so about 1% for frames like the data); "
+                  f"**OUT** marks a policy out of support on more than {100 * share:g}% of its steps (its rates there "
+                  "are extrapolation):", "",
+                  "| policy | " + " | ".join(have) + " |", "|---|" + "---:|" * len(have)]  # fmt: skip
+        for policy in policies:
+            cells = [f"{100 * support[s]['out_of_support'][policy]:.1f}%" + (" **OUT**" if policy in support[s]["flagged"] else "")
+                     for s in have]  # fmt: skip
+            lines.append(f"| {policy} | " + " | ".join(cells) + " |")
+        for sim in have:
+            s = support[sim]
+            if "threshold" in s:
+                lines += ["", f"{sim}: threshold {s['threshold']:.2f} (distance in units of each component's held-out 99th "
+                          f"percentile; {s['checkpoint']}/{SUPPORT_FILE}; docs/real2sim.md)."]
+    for sim, s in support.items():
+        if not s["available"]:
+            lines += ["", f"{sim}: its checkpoint ships no `{SUPPORT_FILE}`, so out-of-support steps are not measured "
+                      f"(create it: `python evaluations/real2sim.py --build-support <checkpoint> --data <episodes>`)."]  # fmt: skip
+    return lines
 
 
 def plot_rollout(summary: dict[str, Any], path: str | Path) -> Path | None:
@@ -586,7 +858,9 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
     specs = rollout_specs(sims, policies, args.episodes, args.seed, args.horizon)
     out = Path(args.out_dir)
     results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, _episode_log(args))
-    summary = summarise(results, sims, policies, seed=args.seed)
+    summary = summarise(results, sims, policies, seed=args.seed, flag_share=args.support_flag)
+    for sim, entry in summary["support"].items():  # where each support came from, and its calibration
+        entry.update(_support_details(sim))
     report = {"settings": _settings(args, argv, time.perf_counter() - start), **summary, "episodes_detail": results}
     # real2sim.md: the name evaluations/report.py puts in the README's results section
     (out / "real2sim.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -595,6 +869,18 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
     print((out / "real2sim.md").read_text())
     print(f"wrote {out / 'real2sim.json'}, {out / 'real2sim.md'}, {out / 'real2sim_pusht.png'}")
     return report
+
+
+def _support_details(sim: str) -> dict[str, Any]:
+    """The checkpoint directory of a `learned:` simulator and, where it ships one, its support's calibration."""
+    from rlvr_sim.envs.video.world_model_env import resolve_checkpoint
+
+    checkpoint = resolve_checkpoint(sim.split(":", 1)[1] or None)
+    path = checkpoint / SUPPORT_FILE
+    if not path.is_file():
+        return {"checkpoint": str(checkpoint)}
+    support = DataSupport.load(path)
+    return {"checkpoint": str(checkpoint), "threshold": support.threshold, "calibration": support.info}
 
 
 def perturb_sweep(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
@@ -668,6 +954,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     source.add_argument("--rollout", action="store_true", help="measure PushT rates: real vs simulators")
     source.add_argument("--perturb-sweep", action="store_true", help="MuJoCo sim vs real as its gaps grow")
     source.add_argument("--simpler", metavar="TASK", help="a ManiSkill3 SIMPLER task id (skips if not installed)")
+    source.add_argument("--build-support", metavar="CHECKPOINT",
+                        help=f"write CHECKPOINT/{SUPPORT_FILE} (training frames' pose codes, calibrated threshold)")
     parser.add_argument("--percent", action="store_true", help="numbers in the table are percentages")
     parser.add_argument("--task", help="task name of a single-task table (default: the file name)")
     parser.add_argument("--out-dir", help=f"output folder (default: runs/real2sim for --table, {DEFAULT_OUT} otherwise)")
@@ -682,7 +970,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rollout_args.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance")
     rollout_args.add_argument("--quiet", action="store_true", help="no progress bar")
     rollout_args.add_argument("--resume", action="store_true", help="keep episodes already in <out-dir>/episodes.jsonl")
+    rollout_args.add_argument("--support-flag", type=float, default=SUPPORT_FLAG_SHARE,
+                              help="flag policies out of the data's support on more than this share of learned steps")
+    parser.add_argument("--data", help="--build-support: episode folder (default: the checkpoint's data_dir)")
     args = parser.parse_args(argv)
+    if args.build_support:
+        support = build_support(args.build_support, args.data)
+        return {"threshold": support.threshold, **support.info}
     if args.simpler:
         return run_simpler(args.simpler, seed=args.seed)
     if args.table:

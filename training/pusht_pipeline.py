@@ -15,6 +15,8 @@ Stages (each skips nothing silently: it runs or fails with the error):
   package   copies the final checkpoints to assets/pusht_pose_{base,rlvr,rlvr_perceptual} with the tokenizer,
             start frames from held-out episodes and a model card (README.md) each
   evaluate  evaluations/video.py (object-level and pixel tables, action-response tests, GIF and picture)
+  support   (re)writes support.npz into each packaged checkpoint under --assets (`package` writes it too): the
+            training frames' pose codes and the calibrated out-of-support threshold real2sim.py --rollout reads
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-STAGES = ("collect", "tokenizer", "sft", "grpo", "package", "evaluate")
+STAGES = ("collect", "tokenizer", "sft", "grpo", "package", "evaluate", "support")
 ASSETS = Path("assets")
 MIX = "expert:2,good:2,mediocre:2,poor:2,jitter:2,random:3"
 GRPO_KINDS = ("object", "perceptual")
@@ -54,6 +56,15 @@ def write_start_frames(data_dir: str, out: Path, frame_skip: int, image_size: in
             futures.append(ep.images[1 : steps + 1])
             actions.append(ep.actions[:steps])
     np.savez_compressed(out, image=np.stack(starts), future=np.stack(futures), action=np.stack(actions))
+
+
+def write_support(checkpoint: Path, data_dir: str | None = None) -> None:
+    """`<checkpoint>/support.npz`: the judged pose codes of the training split's frames and the distance
+    threshold calibrated on the test split, read by `evaluations/real2sim.py --rollout` to flag policies
+    whose learned-simulator rollouts leave the data's support (`rlvr_sim.evaluations.real2sim.build_support`)."""
+    from rlvr_sim.evaluations.real2sim import build_support
+
+    build_support(checkpoint, data_dir)
 
 
 MODEL_CARD = """# {title}
@@ -94,6 +105,7 @@ def package(run_dir: Path, out: Path, tokenizer_dir: Path, data_dir: str, title:
     (out / "rlvr_sim.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     settings = meta["video_settings"]
     write_start_frames(data_dir, out / "start_frames.npz", settings["frame_skip"], settings["image_size"])
+    write_support(out, data_dir)
     with np.load(out / "start_frames.npz") as start:
         n_start, n_steps = start["future"].shape[:2]
     from safetensors import safe_open
@@ -172,6 +184,12 @@ def main(argv: list[str] | None = None) -> None:
                    "--rlvr", str(assets / "pusht_pose_rlvr"),
                    f"--extra=RLVR (MAE+LPIPS)={assets / 'pusht_pose_rlvr_perceptual'}"]
         _run(command + (["--out", args.out] if args.out else []))
+    if "support" in stages and "package" not in stages:  # `package` writes it; this re-creates it in place
+        for name in ("pusht_pose_base", "pusht_pose_rlvr", "pusht_pose_rlvr_perceptual"):
+            if (assets / name / "rlvr_sim.json").is_file():
+                write_support(assets / name, args.data)
+            else:
+                print(f"support: no checkpoint at {assets / name}, skipped", flush=True)
     print(json.dumps({"stages": stages, "minutes": round((time.time() - start) / 60, 1)}), flush=True)
 
 
