@@ -9,7 +9,8 @@ Stages (each skips nothing silently: it runs or fails with the error):
   tokenizer training/tokenizer.py --kind pose --out assets/pusht_pose/tokenizer (PushT's five pose tokens;
             writes its held-out reconstruction report)
   sft       training/sft.py --preset training/configs/pusht_pose_sft.yaml (1000 steps), then
-            training/configs/pusht_pose_sft_d4.yaml (1500 more on the windows under the arena's 8 symmetries)
+            training/configs/pusht_pose_sft_d4.yaml (1500 more on the windows under the arena's 8 symmetries),
+            training/configs/pusht_pose_sft_d4_shift.yaml (1000 more, with translated copies too)
   grpo      training/grpo.py with pusht_pose_grpo_object.yaml (object-level reward) and
             pusht_pose_grpo_perceptual.yaml (-(MAE + LPIPS)), both from the MLE model
   package   copies the final checkpoints to assets/pusht_pose_{base,rlvr,rlvr_perceptual} with the tokenizer,
@@ -35,7 +36,7 @@ STAGES = ("collect", "tokenizer", "sft", "grpo", "package", "evaluate", "support
 ASSETS = Path("assets")
 MIX = "expert:2,good:2,mediocre:2,poor:2,jitter:2,random:3"
 GRPO_KINDS = ("object", "perceptual")
-BASE_RUN = "pusht_pose_sft_d4"  # the MLE run the RLVR runs start from and `package` embeds as the base
+BASE_RUN = "pusht_pose_sft_d4_shift"  # the MLE run the RLVR runs start from and `package` embeds as the base
 
 
 def _run(command: list[str]) -> None:
@@ -157,7 +158,10 @@ def main(argv: list[str] | None = None) -> None:
         _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_pose_sft.yaml",
               f"output_dir={runs / 'pusht_pose_sft'}", *data_args])
         _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_pose_sft_d4.yaml",
-              f"model.name_or_path={runs / 'pusht_pose_sft' / 'final'}", f"output_dir={runs / BASE_RUN}",
+              f"model.name_or_path={runs / 'pusht_pose_sft' / 'final'}", f"output_dir={runs / 'pusht_pose_sft_d4'}",
+              *data_args])
+        _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_pose_sft_d4_shift.yaml",
+              f"model.name_or_path={runs / 'pusht_pose_sft_d4' / 'final'}", f"output_dir={runs / BASE_RUN}",
               *data_args])
     if "grpo" in stages:
         for kind in GRPO_KINDS:
@@ -170,7 +174,8 @@ def main(argv: list[str] | None = None) -> None:
                 "Maximum-likelihood pre-training on 16-step windows (1 anchor frame, 16 future frames, the true "
                 "actions in between): 1000 steps (`training/configs/pusht_pose_sft.yaml`), then 1500 on the "
                 "windows under the eight symmetries of the square arena "
-                "(`training/configs/pusht_pose_sft_d4.yaml`).")
+                "(`training/configs/pusht_pose_sft_d4.yaml`), then 1000 with translated copies as well "
+                "(`training/configs/pusht_pose_sft_d4_shift.yaml`).")
         package(runs / "pusht_pose_grpo_object", assets / "pusht_pose_rlvr", tokenizer_dir, args.data,
                 "PushT video world model: RLVR (object-level reward)",
                 "GRPO from the base model on 8-step rollouts with reward -(agent px + block px + angle deg / 5), "

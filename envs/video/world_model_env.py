@@ -30,7 +30,7 @@ from gymnasium.vector.utils import batch_space
 
 from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
 
-DEFAULT_CHECKPOINT = "pusht_pose_rlvr_perceptual"  # under rlvr_sim/assets: the best decoded greedily (docs/video.md)
+DEFAULT_CHECKPOINT = "pusht_pose_base"  # under rlvr_sim/assets: the best measured, median-decoded (docs/video.md)
 TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
 
 
@@ -237,11 +237,12 @@ class VideoWorldModelEnv(gym.Env):
     ## Episode End
     Truncated after `max_episode_steps`; never terminated.
     ## Arguments
-    `checkpoint` (path or embedded name, default "pusht_pose_rlvr_perceptual"), `render_mode` ("rgb_array" | "human"),
+    `checkpoint` (path or embedded name, default "pusht_pose_base"), `render_mode` ("rgb_array" | "human"),
     `max_episode_steps` (100), `temperature` (0.0 = greedy, the most likely next frame: on held-out data it
     keeps the T where gym-pusht keeps it far better than sampling at 1.0, see docs/video.md; 1.0 samples
-    the model's distribution), `median` (False: with temperature 0, each pose token is the median of the
-    model's distribution over its bins rather than the most likely bin, `median_codes`), `uncertainty_samples` (0): K > 0 rolls K more worlds beside the served one,
+    the model's distribution), `median` (None = True for pose-token checkpoints: with temperature 0, each
+    pose token is the median of the model's distribution over its bins rather than the most likely bin,
+    `median_codes`; False = the most likely bin), `uncertainty_samples` (0): K > 0 rolls K more worlds beside the served one,
     sampled at `uncertainty_temperature` (1.0) from the same start and actions with other seeds, and reports
     per step `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the
     [0, 255] range), the model's disagreement with itself, a cheap signal of where not to trust it. The
@@ -254,7 +255,7 @@ class VideoWorldModelEnv(gym.Env):
 
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
                  temperature: float = 0.0, uncertainty_samples: int = 0, uncertainty_temperature: float = 1.0,
-                 median: bool = False) -> None:
+                 median: bool | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         if uncertainty_samples < 0:
@@ -264,7 +265,7 @@ class VideoWorldModelEnv(gym.Env):
         self.shadow = copy.copy(self.world) if uncertainty_samples else None  # shares the model, own state
         self.checkpoint = str(self.world.checkpoint)
         self.render_mode, self.max_episode_steps, self.temperature = render_mode, max_episode_steps, temperature
-        self.median = median
+        self.median = isinstance(self.world.tokenizer, PoseTokenizer) if median is None else median
         size = self.world.image_size
         self.observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
         bins = self.world.action_bins
@@ -350,14 +351,15 @@ class VideoWorldModelVectorEnv(VectorEnv):
     metadata = {"render_modes": ["rgb_array", "human"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, checkpoint: str | None = None, render_mode: str | None = None,
-                 max_episode_steps: int = 100, temperature: float = 0.0, median: bool = False) -> None:
+                 max_episode_steps: int = 100, temperature: float = 0.0, median: bool | None = None) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.world = VideoWorldModel(checkpoint)
         self.num_envs, self.render_mode = num_envs, render_mode
-        self.max_episode_steps, self.temperature, self.median = max_episode_steps, temperature, median
+        self.max_episode_steps, self.temperature = max_episode_steps, temperature
+        self.median = isinstance(self.world.tokenizer, PoseTokenizer) if median is None else median
         size = self.world.image_size
         bins = self.world.action_bins
         self.single_observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
