@@ -204,6 +204,21 @@ def ground_truth_steps_per_second(steps: int, seed: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def env_cases(env_id: str, old_env: Callable[[], Any], new_env: Callable[[], Any], world_model: Any,
+              actions: list[list[str]], args: argparse.Namespace, field: str) -> dict[str, tuple]:
+    """The side-by-side cases at equal work: batch 1 (old env vs new env) and, for each N, N old single
+    envs in a loop vs the new vector env of N worlds sharing `world_model`."""
+    cases = {"batch1": (lambda: run_single_envs([old_env()], args.seed, actions, args.steps, field),
+                        lambda: run_single_envs([new_env()], args.seed, actions, args.steps, field))}
+    for n in args.num_envs:
+        vec = gym.make_vec(env_id, num_envs=n, world_model=world_model)
+        cases[f"batch{n}"] = (
+            lambda n=n: run_single_envs([old_env() for _ in range(n)], args.seed, actions[:n], args.vec_steps, field),
+            lambda n=n, vec=vec: run_vector_env(vec, args.seed, actions[:n], args.vec_steps, field),
+        )
+    return cases
+
+
 def start_actions(env_factory: Callable[[], Any], seed: int, count: int) -> list[list[str]]:
     """Each world's action cycle: the valid actions of its start state (world i reset with seed + i)."""
     env = env_factory()
@@ -232,17 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     def new_env() -> Any:
         return TextGameWorldModelEnv(world_model=new_model)
 
-    cases = {}
     actions = start_actions(new_env, args.seed, max(args.num_envs))
-    cases["batch1"] = (lambda: run_single_envs([old_env()], args.seed, actions, args.steps, "raw_output"),
-                       lambda: run_single_envs([new_env()], args.seed, actions, args.steps, "raw_output"))
-    for n in args.num_envs:
-        vec = gym.make_vec("RLVRWorld-TextGame-v0", num_envs=n, world_model=new_model)
-        cases[f"batch{n}"] = (
-            lambda n=n: run_single_envs([old_env() for _ in range(n)], args.seed, actions[:n], args.vec_steps,
-                                        "raw_output"),
-            lambda n=n, vec=vec: run_vector_env(vec, args.seed, actions[:n], args.vec_steps, "raw_output"),
-        )
+    cases = env_cases("RLVRWorld-TextGame-v0", old_env, new_env, new_model, actions, args, "raw_output")
     results = side_by_side(cases, args.rounds)
     headline = headline_figures(results, args.num_envs)
     lookup = prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1])

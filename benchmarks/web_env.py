@@ -16,16 +16,14 @@ import re
 import sys
 from typing import Any
 
-import gymnasium as gym
 import torch
 from rlvr_sim.envs.web.world_model_env import DEFAULT_CHECKPOINT, LMWebWorldModel, WebWorldModelEnv
 from textgame_env import (
     BASELINE_REV,
     baseline_module,
+    env_cases,
     headline_figures,
     prompt_lookup_bound,
-    run_single_envs,
-    run_vector_env,
     sampler_state,
     side_by_side,
 )
@@ -68,15 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         return WebWorldModelEnv(world_model=new_model)
 
     actions = start_actions(new_env(), args.seed, max(args.num_envs))
-    cases = {"batch1": (lambda: run_single_envs([old_env()], args.seed, actions, args.steps, "raw_prediction"),
-                        lambda: run_single_envs([new_env()], args.seed, actions, args.steps, "raw_prediction"))}
-    for n in args.num_envs:
-        vec = gym.make_vec("RLVRWorld-Web-v0", num_envs=n, world_model=new_model)
-        cases[f"batch{n}"] = (
-            lambda n=n: run_single_envs([old_env() for _ in range(n)], args.seed, actions[:n], args.vec_steps,
-                                        "raw_prediction"),
-            lambda n=n, vec=vec: run_vector_env(vec, args.seed, actions[:n], args.vec_steps, "raw_prediction"),
-        )
+    cases = env_cases("RLVRWorld-Web-v0", old_env, new_env, new_model, actions, args, "raw_prediction")
     results = side_by_side(cases, args.rounds)
     headline = headline_figures(results, args.num_envs)
     lookup = prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1])
