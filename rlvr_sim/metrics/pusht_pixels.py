@@ -186,3 +186,32 @@ def object_errors(pred: np.ndarray, gold: np.ndarray) -> dict[str, np.ndarray]:
 def object_score(errors: dict[str, np.ndarray]) -> np.ndarray:
     """One number per frame, lower is better, in [0, WORST_OBJECT_SCORE]: agent px + block px + angle / 5."""
     return errors["agent_px"] + errors["block_px"] + ANGLE_WEIGHT * errors["angle_deg"]
+
+
+AGENT_RADIUS_WORLD = 15.0  # gym-pusht's agent disc
+# the deepest a disc can lie in the T (centre on the stem's or bar's mid-line, 15 units from each side)
+MAX_PENETRATION = (AGENT_RADIUS_WORLD + 15.0) * PIXELS_PER_WORLD
+
+
+def penetration(states: np.ndarray, tolerance: float = 4.0) -> np.ndarray:
+    """(N, 5) states -> (N,) how deep the agent's disc lies inside the T, in px at 64x64, beyond `tolerance`
+    world units (one pose bin); 0 where either object is not visible.
+
+    gym-pusht's bodies collide, so a true frame shows the disc touching the T, not inside it (its centre is
+    inside the T in ~0.2% of true states); a predicted frame with the disc deep in a T that did not move is
+    a push the model failed to make. Depth = disc radius - signed distance from the disc's centre to the T
+    (the union of its two boxes in the T's body frame; negative inside)."""
+    states = np.asarray(states, dtype=np.float64).reshape(-1, 5)
+    c, s = np.cos(states[:, 4]), np.sin(states[:, 4])
+    dx, dy = states[:, 0] - states[:, 2], states[:, 1] - states[:, 3]
+    local = np.stack([c * dx + s * dy, -s * dx + c * dy], axis=1)  # the agent in the T's body frame
+    signed = np.full(len(states), np.inf)
+    for polygon in TEE_POLYGONS:
+        low, high = polygon.min(axis=0), polygon.max(axis=0)
+        centre, half = (low + high) / 2, (high - low) / 2
+        q = np.abs(local - centre) - half
+        outside = np.linalg.norm(np.maximum(q, 0.0), axis=1)
+        inside = np.minimum(q.max(axis=1), 0.0)
+        signed = np.minimum(signed, outside + inside)
+    depth = np.maximum(AGENT_RADIUS_WORLD - signed - tolerance, 0.0) * PIXELS_PER_WORLD
+    return np.where(np.isfinite(states).all(axis=1), depth, 0.0)

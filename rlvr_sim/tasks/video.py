@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from rlvr_sim.metrics.pusht_pixels import WORST_OBJECT_SCORE
+from rlvr_sim.metrics.pusht_pixels import MAX_PENETRATION, WORST_OBJECT_SCORE
 from rlvr_sim.tasks.base import Example, GenerationSpec
 
 WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable prediction scores lower
@@ -154,6 +154,7 @@ class VideoTask:
         reward_kind: str = "perceptual",
         augment: str = "none",
         extra_train_dirs: list[str] | tuple[str, ...] = (),
+        contact_weight: float = 0.0,
     ) -> None:
         from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
@@ -178,8 +179,12 @@ class VideoTask:
         if reward_kind not in REWARD_KINDS:
             raise ValueError(f"reward_kind must be one of {REWARD_KINDS}, got {reward_kind!r}")
         self.reward_kind = reward_kind
+        if contact_weight < 0 or not np.isfinite(contact_weight):
+            raise ValueError(f"contact_weight must be a finite number >= 0, got {contact_weight}")
+        self.contact_weight = float(contact_weight)
         self.worst_reward = {"perceptual": WORST_REWARD, "object": -WORST_OBJECT_SCORE,
                              "both": WORST_REWARD - WORST_OBJECT_SCORE / 10}[reward_kind]
+        self.worst_reward -= self.contact_weight * MAX_PENETRATION
         self.frame_tokenizer = load_frame_tokenizer(tokenizer_dir)
         self.image_size = self.frame_tokenizer.config.image_size
         self._action_bins_override = action_bins
@@ -193,6 +198,8 @@ class VideoTask:
         self._gold_cache: dict[tuple[str, int, int], np.ndarray] = {}
         self.augment = augment
         self._check_augment()
+        if self.contact_weight and not hasattr(self.frame_tokenizer, "symmetry_codes"):
+            raise ValueError("contact_weight needs the PushT pose tokenizer (it reads poses from the codes)")
 
     # ------------------------------------------------------------------------------------------ data
     def _load_windows(self, cache_dir: Path | None) -> dict[str, Windows]:
@@ -471,7 +478,10 @@ class VideoTask:
             pred = self.decode_predictions(codes, rows, split)
             gold = np.stack([w.future[r, f - 1 : f - 1 + n_frames] for r, f in zip(rows, first)])
             states = self.gold_states(split, rows, first, n_frames) if self.reward_kind != "perceptual" else None
-            score = np.where(valid, self.frame_scores(pred, gold, states), -self.worst_reward)
+            score = self.frame_scores(pred, gold, states)
+            if self.contact_weight:  # the agent's disc inside the T: a push the prediction failed to make
+                score = score + self.contact_weight * self._penetration(codes)
+            score = np.where(valid, score, -self.worst_reward)
             per_item = -score.mean(axis=1)
             if self.repetition_penalty:
                 prev = np.stack([w.cond_codes[r, f - 1] for r, f in zip(rows, first)])
@@ -483,6 +493,15 @@ class VideoTask:
             for (i, _, _), r in zip(items, per_item):
                 rewards[i] = float(r)
         return rewards
+
+    def _penetration(self, codes: np.ndarray) -> np.ndarray:
+        """(N, F) depth of the agent's disc inside the T per predicted frame, read from the pose codes
+        themselves (a decoded frame draws the T over the disc, so a disc deep inside is hidden from the
+        pixel judge)."""
+        from rlvr_sim.metrics.pusht_pixels import penetration
+
+        states = self.frame_tokenizer.codes_to_states(codes.reshape(-1, codes.shape[-1]))
+        return penetration(states).reshape(codes.shape[:2])
 
     def checkpoint_meta(self) -> dict[str, Any]:
         """What a checkpoint needs to use this model later: codec, action ranges, tokenizer, settings."""

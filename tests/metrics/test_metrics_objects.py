@@ -32,3 +32,23 @@ def test_bootstrap_intervals_and_paired_gains():
     assert not same["excludes_zero"]
     with pytest.raises(ValueError, match="finite"):
         bootstrap_ci(np.array([1.0, np.nan]))
+
+
+def test_penetration_measures_the_disc_inside_the_t():
+    from rlvr_sim.metrics.pusht_pixels import MAX_PENETRATION, penetration
+
+    # T at (300, 300), angle 0: bar x 240..360, y 300..330; stem x 285..315, y 330..420
+    states = np.array([
+        [250.0, 380.0, 300.0, 300.0, 0.0],  # beside the stem, clear of it (35 units from its edge)
+        [270.0, 380.0, 300.0, 300.0, 0.0],  # touching the stem (15 units: the disc's radius)
+        [285.0, 380.0, 300.0, 300.0, 0.0],  # centre on the stem's edge: 15 units deep
+        [300.0, 375.0, 300.0, 300.0, 0.0],  # centre on the stem's mid-line: as deep as it gets
+        [np.nan, np.nan, 300.0, 300.0, 0.0],  # no agent: nothing to measure
+    ])
+    depth = penetration(states)
+    assert depth[0] == 0.0 and depth[1] == 0.0 and depth[4] == 0.0
+    assert np.isclose(depth[2], (15 - 4) * 64 / 512) and np.isclose(depth[3], MAX_PENETRATION - 4 * 64 / 512)
+    turned = states.copy()  # the same scene turned by 90 degrees about the T's origin gives the same depths
+    turned[:, 0], turned[:, 1] = 300 - (states[:, 1] - 300), 300 + (states[:, 0] - 300)
+    turned[:, 4] = np.pi / 2
+    assert np.allclose(penetration(turned), depth)

@@ -168,6 +168,8 @@ def test_d4_augmentation_needs_pose_codes(setup):
     _, kwargs = setup
     with pytest.raises(ValueError, match="pose tokenizer"):
         make_task("pusht", augment="d4", **kwargs)
+    with pytest.raises(ValueError, match="pose tokenizer"):
+        make_task("pusht", contact_weight=1.0, **kwargs)
 
 
 def test_extra_train_dirs_add_training_windows_only(pose_setup, tmp_path):
@@ -202,3 +204,27 @@ def test_d4_shift_translates_copies_away_from_the_walls_and_scores_them_on_the_o
     assert all(-3.0 < r <= 0.0 for r in gold)  # mapped back onto the true window: only quantisation error
     unmoved = [dict(e.metadata, shift=[0, 0]) for e in sample]
     assert np.mean(task.reward([e.prompt_ids for e in sample], [e.answer_ids for e in sample], unmoved)) < np.mean(gold)
+
+
+def test_contact_weight_penalises_a_disc_inside_the_t(pose_setup):
+    from rlvr_sim.metrics.pusht_pixels import MAX_PENETRATION
+
+    plain = make_task("pusht", reward_kind="object", **pose_setup)
+    task = make_task("pusht", reward_kind="object", contact_weight=2.0, **pose_setup)
+    assert task.worst_reward == plain.worst_reward - 2.0 * MAX_PENETRATION
+    examples = task.examples("test")[:2]
+    prompts, metas = [e.prompt_ids for e in examples], [e.metadata for e in examples]
+    gold = [e.answer_ids for e in examples]
+    assert np.allclose(task.reward(prompts, gold, metas), plain.reward(prompts, gold, metas), atol=0.2)
+    slot = task.frame_tokenizer.config.slot_size
+    inside = []
+    for e in examples:  # every frame's agent put on the T's position: the disc deep inside the T
+        answer = list(e.answer_ids)
+        for t in range(task.horizon):
+            base = t * 7
+            answer[base], answer[base + 1] = answer[base + 2] - 2 * slot, answer[base + 3] - 2 * slot
+        inside.append(answer)
+    penalised, unpenalised = task.reward(prompts, inside, metas), plain.reward(prompts, inside, metas)
+    assert all(p < u - 1.0 for p, u in zip(penalised, unpenalised))
+    with pytest.raises(ValueError, match="contact_weight"):
+        make_task("pusht", contact_weight=-1.0, **pose_setup)
