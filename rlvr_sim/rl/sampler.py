@@ -332,6 +332,12 @@ class DecodeSession:
         choice = torch.searchsorted(cdf, target, right=True)[:, 0]
         return choice, scaled.gather(-1, choice[:, None])[:, 0] - normaliser
 
+    @property
+    def can_drop_rows(self) -> bool:
+        """Whether `keep_rows` can shrink this session's cache (ours in place, or a transformers cache that
+        selects batch rows); a model with another cache keeps every row, which gives the same tokens."""
+        return self.in_place or hasattr(self.cache, "batch_select_indices")
+
     def keep_rows(self, index: torch.Tensor) -> None:
         """Keep only the rows `index` (ascending positions among the current rows), e.g. drop finished
         answers. Draws stay per prompt: a prompt still present draws `group_size` numbers per step."""
@@ -458,7 +464,7 @@ def sample(
             finished[rows] = finished[rows] | (alive & torch.isin(token, stop))
         if generated >= max_new_tokens or bool(finished.all()):
             break
-        if drop_finished and stop.numel():
+        if drop_finished and stop.numel() and session.can_drop_rows:
             gone = finished if everyone else finished[active]
             n_gone = int(gone.sum())
             if n_gone and 4 * n_gone >= len(gone):
