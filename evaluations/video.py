@@ -295,12 +295,16 @@ def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: i
                      seeds=[seed + i for i in range(len(examples))], allowed_token_range=task.code_range)
         codes = np.array([c[: task.codec.cond_tokens] for c in out.completions()])
         preds[name] = task.decode_predictions(codes[:, None], index, "test")[:, 0]
-    rows = {}
+    rows, per_window = {}, {}
     for name, pred in preds.items():
         errors = object_errors(judge_states(pred), gold_states)
-        rows[name] = {"mse": _ci(mse(pred, gold)), "lpips": _ci(100 * lpips(pred, gold)),
+        per_window[name] = {"mse": mse(pred, gold), "lpips": 100 * lpips(pred, gold)}
+        rows[name] = {"mse": _ci(per_window[name]["mse"]), "lpips": _ci(per_window[name]["lpips"]),
                       **{key: _ci(errors[key]) for key in ERRORS}}
-    return {"windows": len(examples), "context_frames": k, "rows": rows}
+    copy = per_window["copy-last-frame"]  # paired gains over copy-last-frame: (copy - model), > 0 = better
+    gains_vs_copy = {name: {key: paired_gain(copy[key], values[key]) for key in ("mse", "lpips")}
+                     for name, values in per_window.items() if name not in ("copy-last-frame", "tokenizer ceiling")}
+    return {"windows": len(examples), "context_frames": k, "rows": rows, "gains_vs_copy": gains_vs_copy}
 
 
 # -------------------------------------------------------------------------------------------- output
@@ -361,6 +365,12 @@ def markdown(results: dict[str, Any]) -> str:
         m = {"mean": r["mse"]["mean"] * 1e3, "low": r["mse"]["low"] * 1e3, "high": r["mse"]["high"] * 1e3}
         lines.append(f"| {name} | {_cell(m, 3)} | {_cell(r['lpips'])} | {_cell(r['agent_px'])} | "
                      f"{_cell(r['block_px'])} | {_cell(r['angle_deg'], 1)} |")
+    if single.get("gains_vs_copy"):
+        parts = [f"{name}: MSE {g['mse']['gain'] * 1e3:+.3f}e-3 [{g['mse']['low'] * 1e3:+.3f}, {g['mse']['high'] * 1e3:+.3f}], "
+                 f"LPIPS {g['lpips']['gain']:+.2f} [{g['lpips']['low']:+.2f}, {g['lpips']['high']:+.2f}]"
+                 for name, g in single["gains_vs_copy"].items()]  # fmt: skip
+        lines += ["", "Paired gains over copy-last-frame (copy - model; interval excludes 0 = significant): "
+                  + "; ".join(parts)]
     return "\n".join(lines)
 
 

@@ -50,6 +50,8 @@ def test_reduced_evaluation_runs_every_section(setup):
     rows = results["rollouts"]["rows"]
     assert set(rows) == {"copy-last-frame", "tokenizer ceiling", "base", "base (greedy)", "base (median)"}
     assert {"base", "base (greedy)"} <= set(results["single"]["rows"])
+    assert set(results["single"]["gains_vs_copy"]) == {"base", "base (greedy)"}
+    assert "Paired gains over copy-last-frame" in out.with_suffix(".md").read_text()
     assert rows["copy-last-frame"]["1"]["frozen_agent_pct"] in (0.0, 100.0)
     assert rows["tokenizer ceiling"]["8"]["agent_px"]["mean"] < 1.0
     edges = results["action_response"]["edges"]
