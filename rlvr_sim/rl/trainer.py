@@ -507,8 +507,11 @@ class Trainer:
         if not self.fsdp:
             weights = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
             return weights, self.optimizer.state_dict()
-        from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
-                                                             get_optimizer_state_dict)
+        from torch.distributed.checkpoint.state_dict import (
+            StateDictOptions,
+            get_model_state_dict,
+            get_optimizer_state_dict,
+        )
 
         options = StateDictOptions(full_state_dict=True, cpu_offload=True)
         weights = get_model_state_dict(self.model, options=options)
@@ -576,8 +579,11 @@ class Trainer:
             raise CheckpointError(f"{path} was written with fsdp={bool(state.get('fsdp', False))}; "
                                   f"resume it with the same setting (this run: fsdp={self.fsdp})")
         if self.fsdp:
-            from torch.distributed.checkpoint.state_dict import (StateDictOptions, set_model_state_dict,
-                                                                 set_optimizer_state_dict)
+            from torch.distributed.checkpoint.state_dict import (
+                StateDictOptions,
+                set_model_state_dict,
+                set_optimizer_state_dict,
+            )
 
             options = StateDictOptions(full_state_dict=True)
             set_model_state_dict(self.model, weights, options=options)

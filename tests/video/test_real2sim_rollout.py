@@ -23,7 +23,6 @@ def test_ray_and_in_process_runs_agree(support_world):
     support.npz, one does not)."""
     pytest.importorskip("ray")
     import ray
-
     from rlvr_sim.evaluations.real2sim import rollout_markdown
 
     learned = [f"learned:{support_world['with']}", f"learned:{support_world['without']}"]
@@ -114,8 +113,8 @@ def support_world(tmp_path_factory):
     110-160 around its centre, 16 frames each, held 4 env steps) and two tiny untrained pose world models
     over it: `with` ships support.npz (built by `build_support`), `without` does not."""
     import torch
-
     from rlvr_sim.evaluations.real2sim import build_support
+
     from rlvr_sim.metrics.pusht_pixels import TEE_AREA_CENTROID
     from rlvr_sim.models.action_bins import ActionBins
     from rlvr_sim.models.lm import build_model, save_checkpoint
@@ -153,9 +152,9 @@ def support_world(tmp_path_factory):
 
 
 def test_support_distance_is_zero_on_training_frames_and_large_off_the_data(support_world):
-    from rlvr_sim.data.episodes import episode_paths, load_episode, split_paths
-
     from rlvr_sim.evaluations.real2sim import SUPPORT_FILE, DataSupport
+
+    from rlvr_sim.data.episodes import episode_paths, load_episode, split_paths
     from rlvr_sim.models.pose_tokenizer import PoseTokenizer
 
     path = support_world["with"] / SUPPORT_FILE
@@ -177,6 +176,7 @@ def test_agent_inside_the_t_is_out_of_a_dense_support():
     """A support of every agent position around a fixed T that keeps the disc off the T: the agent moved into
     the T is far from all of it, one bin's move outside is not."""
     from rlvr_sim.evaluations.real2sim import DataSupport
+
     from rlvr_sim.models.pose_tokenizer import PoseTokenizer
 
     tokenizer, block = PoseTokenizer(), np.array([256.0, 256.0, 0.3])
