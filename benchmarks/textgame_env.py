@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -219,6 +219,27 @@ def env_cases(env_id: str, old_env: Callable[[], Any], new_env: Callable[[], Any
     return cases
 
 
+def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, argv: Sequence[str] | None,
+                  checkpoint: str, model: torch.nn.Module, decoding: str) -> dict[str, Any]:
+    """Run `cases` side by side and describe the run: headline ratios, the prompt-lookup bound, settings."""
+    results = side_by_side(cases, args.rounds)
+    return {
+        "benchmark": name,
+        "command": f"python benchmarks/{name}.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "checkpoint": str(checkpoint),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "baseline_rev": args.baseline_rev,
+        "sampler": sampler_state(),
+        "torch_threads": args.threads,
+        **headline_figures(results, args.num_envs),
+        "decoding": decoding,
+        "prompt_lookup_bound": prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1]),
+        "cases": results,
+        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
+                    "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
+    }
+
+
 def start_actions(env_factory: Callable[[], Any], seed: int, count: int) -> list[list[str]]:
     """Each world's action cycle: the valid actions of its start state (world i reset with seed + i)."""
     env = env_factory()
@@ -249,25 +270,9 @@ def main(argv: list[str] | None = None) -> int:
 
     actions = start_actions(new_env, args.seed, max(args.num_envs))
     cases = env_cases("RLVRWorld-TextGame-v0", old_env, new_env, new_model, actions, args, "raw_output")
-    results = side_by_side(cases, args.rounds)
-    headline = headline_figures(results, args.num_envs)
-    lookup = prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1])
-    result = {
-        "benchmark": "textgame_env",
-        "command": "python benchmarks/textgame_env.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "checkpoint": new_model.checkpoint,
-        "parameters": sum(p.numel() for p in new_model.model.parameters()),
-        "baseline_rev": args.baseline_rev,
-        "sampler": sampler_state(),
-        "torch_threads": args.threads,
-        **headline,
-        "decoding": "greedy (temperature 0), the env default",
-        "prompt_lookup_bound": lookup,
-        "ground_truth_env_steps_per_s": round(ground_truth_steps_per_second(2000, args.seed), 1),
-        "cases": results,
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
-                    "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
-    }
+    result = env_benchmark("textgame_env", cases, args, argv, new_model.checkpoint, new_model.model,
+                           "greedy (temperature 0), the env default")
+    result["ground_truth_env_steps_per_s"] = round(ground_truth_steps_per_second(2000, args.seed), 1)
     emit_json(result, args.out)
     return 0
 

@@ -11,7 +11,6 @@ and the ratios are medians of per-round ratios of alternating rounds.
 from __future__ import annotations
 
 import argparse
-import platform
 import re
 import sys
 from typing import Any
@@ -21,11 +20,8 @@ from rlvr_sim.envs.web.world_model_env import DEFAULT_CHECKPOINT, LMWebWorldMode
 from textgame_env import (
     BASELINE_REV,
     baseline_module,
+    env_benchmark,
     env_cases,
-    headline_figures,
-    prompt_lookup_bound,
-    sampler_state,
-    side_by_side,
 )
 
 import rlvr_sim  # noqa: F401  (registers the env ids)
@@ -67,24 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
     actions = start_actions(new_env(), args.seed, max(args.num_envs))
     cases = env_cases("RLVRWorld-Web-v0", old_env, new_env, new_model, actions, args, "raw_prediction")
-    results = side_by_side(cases, args.rounds)
-    headline = headline_figures(results, args.num_envs)
-    lookup = prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1])
-    result = {
-        "benchmark": "web_env",
-        "command": "python benchmarks/web_env.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "checkpoint": args.checkpoint,
-        "parameters": sum(p.numel() for p in new_model.model.parameters()),
-        "baseline_rev": args.baseline_rev,
-        "sampler": sampler_state(),
-        "torch_threads": args.threads,
-        **headline,
-        "decoding": "greedy (temperature 0) on both sides",
-        "prompt_lookup_bound": lookup,
-        "cases": results,
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
-                    "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
-    }
+    result = env_benchmark("web_env", cases, args, argv, args.checkpoint, new_model.model,
+                           "greedy (temperature 0) on both sides")
     emit_json(result, args.out)
     return 0
 
