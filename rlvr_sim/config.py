@@ -20,7 +20,9 @@ class RunConfig:
 
     task: str = "addition"  # a name registered in rlvr_sim.tasks.TASKS
     task_args: dict[str, Any] = field(default_factory=dict)  # passed to the task constructor
-    # model: either `name_or_path` (HF id, HF directory or one of our checkpoints) or a fresh `preset`
+    # model: either `name_or_path` (HF id, HF directory or one of our checkpoints) or a fresh `preset`;
+    # `grow_layers: N` with `name_or_path` deepens a Llama checkpoint to N layers, same function at step 0
+    # (rlvr_sim.models.lm.grow_depth)
     model: dict[str, Any] = field(default_factory=lambda: {"preset": "tiny-5m"})
     lora: dict[str, Any] | None = None  # e.g. {rank: 32, alpha: 16}; the paper's language setting
     output_dir: str = "runs/default"
@@ -170,6 +172,9 @@ def _validate(c: RunConfig) -> None:
         (lambda: c.schedule in ("constant", "cosine"), "schedule must be constant or cosine"),
         (lambda: isinstance(c.model, dict) and ("preset" in c.model or "name_or_path" in c.model),
          "model needs a `preset` or a `name_or_path`"),
+        (lambda: "grow_layers" not in c.model or (c.model.get("name_or_path") and isinstance(c.model["grow_layers"], int)
+                                                  and not isinstance(c.model["grow_layers"], bool)),
+         "model.grow_layers (an integer: the deeper model's layer count) needs model.name_or_path"),
         (lambda: isinstance(c.task_args, dict), "task_args must be a mapping"),
         (lambda: c.lora is None or isinstance(c.lora, dict), "lora must be a mapping or null"),
         (lambda: c.mixed_precision in MIXED_PRECISION, "mixed_precision must be no, bf16, fp16 or null"),

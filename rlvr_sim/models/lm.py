@@ -61,6 +61,40 @@ def build_model(preset: str, vocab_size: int, max_positions: int = 1024, **overr
     return LlamaForCausalLM(config)
 
 
+def grow_depth(model: LlamaForCausalLM, num_layers: int) -> LlamaForCausalLM:
+    """A deeper copy of a Llama model that computes exactly the same function (function-preserving growth).
+
+    Each new layer is a copy of the layer before it with its two output projections (attention `o_proj`,
+    MLP `down_proj`, weights and any biases) set to zero, so it adds nothing to the residual stream until training moves it: the
+    grown model starts where the trained one stopped and has more capacity to learn with. New layers are
+    spread evenly among the old ones (4 -> 8 puts one after each)."""
+    config = model.config
+    old = config.num_hidden_layers
+    if getattr(config, "model_type", None) != "llama":
+        raise ValueError(f"grow_layers supports Llama models, got model_type {getattr(config, 'model_type', None)!r}")
+    if not isinstance(num_layers, int) or num_layers <= old:
+        raise ValueError(f"grow_layers must be an integer above the model's {old} layers, got {num_layers!r}")
+    extra = num_layers - old
+    per_layer = [extra // old + (i < extra % old) for i in range(old)]
+    grown_config = LlamaConfig.from_dict({**config.to_dict(), "num_hidden_layers": num_layers})
+    grown = LlamaForCausalLM(grown_config).to(next(model.parameters()).dtype)
+    state = model.state_dict()
+    new_state = {k: v for k, v in state.items() if not k.startswith("model.layers.")}
+    position = 0
+    for i in range(old):
+        prefix = f"model.layers.{i}."
+        layer = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+        for copy_index in range(1 + per_layer[i]):
+            for name, value in layer.items():
+                value = value.clone()
+                if copy_index and name.startswith(("self_attn.o_proj.", "mlp.down_proj.")):
+                    value.zero_()
+                new_state[f"model.layers.{position}.{name}"] = value
+            position += 1
+    grown.load_state_dict(new_state)
+    return grown
+
+
 def count_parameters(model: torch.nn.Module, trainable_only: bool = False) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
 

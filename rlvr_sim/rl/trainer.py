@@ -32,7 +32,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from rlvr_sim.config import ConfigError, RunConfig
-from rlvr_sim.models.lm import CheckpointError, apply_lora, build_model, load_model, save_checkpoint
+from rlvr_sim.models.lm import CheckpointError, apply_lora, build_model, grow_depth, load_model, save_checkpoint
 from rlvr_sim.rl.losses import completion_logprobs, group_advantages, grpo_token_loss, sft_loss_sum
 from rlvr_sim.rl.sampler import left_pad, model_forward, positions_from_mask, restrict_vocab, sample
 from rlvr_sim.tasks import make_task
@@ -194,6 +194,8 @@ class Trainer:
         self.base_meta: dict[str, Any] = {}
         if model_cfg.get("name_or_path"):
             model, tokenizer, self.base_meta = load_model(model_cfg["name_or_path"])
+            if model_cfg.get("grow_layers"):  # more capacity, same function at step 0
+                model = grow_depth(model, model_cfg["grow_layers"])
         self.task = make_task(config.task, tokenizer=tokenizer, **config.task_args)
         if not model_cfg.get("name_or_path"):
             preset = model_cfg.pop("preset", "tiny-5m")
