@@ -122,9 +122,6 @@ def load_wma(path: str | Path) -> list[WebTransition]:
     return [transition_from_wma(record, where) for where, record in records]
 
 
-_PROMPT_FIELDS = ("URL", "OBJECTIVE", "PREVIOUS ACTION", "CURRENT OBSERVATION", "CURRENT ACTION")
-
-
 def parse_official_prompt(prompt: str) -> dict[str, str]:
     """Fields of the official RLVR-World world-model prompt (the text after its last `URL:`)."""
     start = prompt.rfind("URL:")

@@ -32,10 +32,9 @@ _OFFICIAL_MARKERS = (
 )
 _MARKER_RE = re.compile(r"the final (?:answer|state|game state) is\s*:", re.IGNORECASE)
 _FENCED_RE = re.compile(r"```(?:json|python)?\s*([\s\S]*?)\s*```", re.IGNORECASE)
-SCORE_KEYS = ("score", "gameOver", "gameWon")
 REWARD_TYPES = ("binary", "task_specific")
 COMPAT_MODES = (None, "rlvr-world")
-# Task-specific reward weights (PAPER.md): objects accuracy, score accuracy, all-correct bonus, changed pairs.
+# Task-specific reward weights (RLVR-World, Wu et al. 2025): objects accuracy, score accuracy, all-correct bonus, changed pairs.
 W_OBJECTS, W_SCORE, W_ALL_CORRECT, W_CHANGED = 0.09, 0.01, 0.2, 1.0
 CONTAINS = "contains"
 OBJECT_PRESENCE = "<object>"  # the pseudo-property of a removed object in the changed-pair list
@@ -450,7 +449,7 @@ def text_game_reward(
 
 # ------------------------------------------------------------- compat="rlvr-world": the official scorer
 # Re-implemented from reading thuml/RLVR-World lang_wm/verl/verl/utils/reward_score/text_game.py. Every
-# quirk listed in PAPER.md follows from its structure, kept here on purpose: the predicted state is rebuilt
+# quirk of it follows from its structure, kept here on purpose: the predicted state is rebuilt
 # from the current objects only (created objects are dropped), only gold objects are checked (an object
 # the prediction failed to remove is never seen), and its changed-pair bookkeeping raises (-> reward 0) on
 # a property key the gold object does not have. Python `!=` is used, so True == 1 as in the original.

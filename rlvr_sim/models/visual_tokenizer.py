@@ -6,7 +6,7 @@ Two modes share one network (iVideoGPT's compressive idea, scaled to a CPU):
 - *conditional* (`CONDITIONAL`): a future frame given the context frame's pixels -> `cond_grid` x
   `cond_grid` codes. The decoder sees the context frame through U-Net skips, so codes are spent only on
   what moved (PushT frames are mostly flat background, where copying the last frame is already hard to
-  beat: DESIGN.md). With `output="composite"` (default) it paints over the context frame:
+  beat). With `output="composite"` (default) it paints over the context frame:
   out = ctx + m * (c - ctx), a per-pixel sigmoid mask m (initialised nearly shut) and a colour layer c,
   so pixels that did not move are copied exactly instead of being re-synthesised slightly blurred
   (the older `"residual"` decoder, ctx + a linear change, tinted and blurred the whole frame and

@@ -1,4 +1,4 @@
-"""GRPO and SFT losses as RLVR-World uses them (PAPER.md, "GRPO as used").
+"""GRPO and SFT losses as RLVR-World uses them (Wu et al., 2025: GRPO as the paper runs it).
 
 All losses return a *sum* over tokens; the trainer divides by the number of loss tokens in the whole
 (mini-)batch across micro-batches and processes, which makes the result the token-mean of the full batch
