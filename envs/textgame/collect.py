@@ -6,6 +6,11 @@ Writes train.jsonl / test.jsonl (split by held-out current states: no test state
 heldout_games.jsonl (every transition of the held-out games, for the held-out-game split) and
 stats.json. Duplicate (state, action) transitions are kept once.
 
+The split unit, the current state (objects and score), is coarser than a transition's key (game, state,
+action: everything the answer is a function of), so no test transition has a training twin with its key.
+`count_twins` counts them (0 by construction) and the near twins, whose objects and action are in train
+with another score; stats.json records both under "test_twins".
+
 With --rl-states F (0 < F < 1) the train states are also split in two: train_rl.jsonl holds a share F of
 each game's train states (every transition from them) and train_sft.jsonl the rest, for RL on prompts the
 SFT model never saw (`training/sft.py ... train_split=train_sft`, `training/grpo.py ... train_split=train_rl`).
@@ -23,8 +28,13 @@ from pathlib import Path
 from rlvr_sim.envs.textgame.engine import TextGame
 from rlvr_sim.envs.textgame.games import GAMES, make_game
 
-from rlvr_sim.data.bytesized32 import write_bytesized32_jsonl
-from rlvr_sim.metrics.textgame import is_changed_transition
+from rlvr_sim.data.bytesized32 import (
+    TextGameTransition,
+    load_bytesized32_jsonl,
+    record_to_transition,
+    write_bytesized32_jsonl,
+)
+from rlvr_sim.metrics.textgame import is_changed_transition, make_diff
 
 EPSILONS = (0.0, 0.3, 0.6, 1.0)  # share of random actions per episode: expert play through pure exploration
 
@@ -67,6 +77,45 @@ def _state_key(record: dict) -> str:
     """Identity of a transition's current state (objects and score), for dedup and the state split."""
     blob = json.dumps([record["game"], record["current_state"]["objects"], record["current_score_state"]], sort_keys=True)
     return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def transition_key(transition: TextGameTransition, with_score: bool = True) -> str:
+    """A transition's key: its game, current objects, current score record (unless `with_score` is False)
+    and action. Two transitions with one key have one answer (the games are deterministic)."""
+    state = transition.current_state["game_state"]
+    objects = [entry for entry in state if isinstance(entry, dict) and "uuid" in entry]
+    score = [entry for entry in state if not (isinstance(entry, dict) and "uuid" in entry)] if with_score else None
+    return json.dumps([transition.game, objects, score, " ".join(transition.action.split())], sort_keys=True)
+
+
+def _answer(transition: TextGameTransition) -> str:
+    return json.dumps(make_diff(transition.current_state, transition.gold_state), sort_keys=True)
+
+
+def twin_counts(train: list[TextGameTransition], test: list[TextGameTransition]) -> dict[str, int]:
+    """How many `test` transitions have a training twin (same `transition_key`), and how many a near twin:
+    the same game, objects and action in train with another score ("object_twins"), of which how many
+    with the same answer (the object changes and score change one of those train transitions has)."""
+    keys = {transition_key(t) for t in train}
+    answers: dict[str, set[str]] = {}
+    for t in train:
+        answers.setdefault(transition_key(t, with_score=False), set()).add(_answer(t))
+    near = [t for t in test if transition_key(t) not in keys and transition_key(t, with_score=False) in answers]
+    return {"test": len(test), "key_twins": sum(transition_key(t) in keys for t in test),
+            "object_twins": len(near),
+            "object_twins_same_answer": sum(_answer(t) in answers[transition_key(t, with_score=False)] for t in near)}
+
+
+def _split_file(path: str | Path, split: str) -> Path:
+    path = Path(path)
+    return path / f"{split}.jsonl" if path.is_dir() else path
+
+
+def count_twins(train: list[str | Path], test: str | Path) -> dict[str, int]:
+    """`twin_counts` of ByteSized32 jsonl files: `test` (a file, or a directory's test.jsonl) against every
+    file of `train` (or directory's train.jsonl)."""
+    train_transitions = [t for path in train for t in load_bytesized32_jsonl(_split_file(path, "train"))]
+    return twin_counts(train_transitions, load_bytesized32_jsonl(_split_file(test, "test")))
 
 
 def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 20, seed: int = 0,
@@ -125,6 +174,8 @@ def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 
             for r in records
         )
         stats[split] = {"transitions": len(records), "changed": changed, "unchanged": len(records) - changed}
+    stats["test_twins"] = twin_counts([record_to_transition(r) for r in splits["train"]],
+                                      [record_to_transition(r) for r in splits["test"]])
     (out / "stats.json").write_text(json.dumps(stats, indent=2))
     return stats
 

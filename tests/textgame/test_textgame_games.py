@@ -5,15 +5,15 @@ import json
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
-from rlvr_sim.envs.textgame.collect import collect, main
+from rlvr_sim.envs.textgame.collect import collect, count_twins, main, transition_key, twin_counts
 from rlvr_sim.envs.textgame.engine import UNKNOWN_ACTION
 from rlvr_sim.envs.textgame.env import TextGameEnv
 from rlvr_sim.envs.textgame.games import GAMES, make_game
 from rlvr_sim.policies.textgame_agents import EpsilonTextGameAgent, RandomTextGameAgent, ScriptedTextGameAgent
 
 import rlvr_sim  # noqa: F401  (registers the env ids)
-from rlvr_sim.data.bytesized32 import load_bytesized32_jsonl
-from rlvr_sim.metrics.textgame import is_changed_transition
+from rlvr_sim.data.bytesized32 import load_bytesized32_jsonl, record_to_transition
+from rlvr_sim.metrics.textgame import is_changed_transition, make_diff
 from rlvr_sim.tasks.textgame import GAME_RULES
 
 
@@ -111,3 +111,27 @@ def test_collector_writes_loadable_split_data(tmp_path):
                         "current_score_state", "next_score_state"}
     assert main(["--out", str(tmp_path / "cli"), "--episodes-per-game", "2", "--max-steps", "3"]) == 0
     assert (tmp_path / "cli" / "stats.json").exists()
+    assert stats["test_twins"] == count_twins([tmp_path], tmp_path) and stats["test_twins"]["key_twins"] == 0
+    assert count_twins([tmp_path, tmp_path / "test.jsonl"], tmp_path)["key_twins"] == len(test)  # test in train: all twins
+
+
+def test_twin_counts_key_twins_and_near_twins_with_another_score():
+    game = make_game("mix-paint", seed=0)
+    current, score = game.snapshot(), game.score_state()
+    action_state, tick_state = game.step("look")  # changes neither objects nor score: the answer is empty
+    record = {"game": "mix-paint", "state_id": 0, "current_state": current, "action_state": action_state,
+              "tick_state": tick_state, "current_score_state": score, "next_score_state": game.score_state()}
+    twin = record_to_transition(record)
+    assert transition_key(twin) == transition_key(record_to_transition(json.loads(json.dumps(record))))
+    other_action = record_to_transition(dict(record, tick_state=dict(tick_state, lastAction="wait")))
+    assert transition_key(other_action) != transition_key(twin)
+    rescored = {**score, "score": score["score"] + 5}
+    near = record_to_transition(dict(record, current_score_state=rescored, next_score_state=rescored))
+    assert transition_key(near) != transition_key(twin)
+    assert transition_key(near, with_score=False) == transition_key(twin, with_score=False)
+    assert make_diff(near.current_state, near.gold_state) == make_diff(twin.current_state, twin.gold_state)
+    won = {**rescored, "gameWon": True}  # the same objects and action, another answer (a score change)
+    near_other = record_to_transition(dict(record, current_score_state=rescored, next_score_state=won))
+    assert twin_counts([twin], [twin, other_action, near, near_other]) == {
+        "test": 4, "key_twins": 1, "object_twins": 2, "object_twins_same_answer": 1}
+    assert twin_counts([], [twin])["key_twins"] == 0
