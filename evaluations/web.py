@@ -30,6 +30,7 @@ import torch
 
 from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
 from rlvr_sim.metrics.web import item_change_f1
+from rlvr_sim.reporting import add_out_argument
 from rlvr_sim.resources import asset_path, packaged_results, results_dir
 
 DEFAULT_MODELS = (("SFT", asset_path("web_sft")), ("RLVR", asset_path("web_rlvr")))
@@ -172,15 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out-dir", help="default: evaluations/results in a clone of the repository; required elsewhere")
+    add_out_argument(parser, help="output folder; default: evaluations/results in a clone of the repository, "
+                                  "required elsewhere (--out-dir: deprecated spelling)")
     parser.add_argument("--append", action="store_true",
-                        help="keep rows of other models already in <out-dir>/web.json (same data and limit expected)")
+                        help="keep rows of other models already in <out>/web.json (same data and limit expected)")
     parser.add_argument("--twins-of", nargs="+", metavar="DATA",
                         help="the models' training data (files or directories' train splits): score the test "
                              "transitions without a twin (same page + action) there apart from those with one")
     args = parser.parse_args(argv)
     try:
-        out = results_dir(args.out_dir)
+        out = results_dir(args.out)
     except RuntimeError as err:
         parser.error(str(err))
     command = "python evaluations/web.py " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlvr_sim.reporting import add_out_argument
 from rlvr_sim.resources import asset_path, results_dir
 
 AGENTS = ("policy", "mpc-sft", "mpc-rlvr", "mpc-browser")
@@ -232,18 +233,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sft", default=str(asset_path("web_sft")))
     parser.add_argument("--rlvr", default=str(asset_path("web_rlvr")))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out-dir", help="default: evaluations/results in a clone of the repository; required elsewhere")
+    add_out_argument(parser, help="output folder; default: evaluations/results in a clone of the repository, "
+                                  "required elsewhere (--out-dir: deprecated spelling)")
     parser.add_argument("--demo", action="store_true", help="run one MPC episode with the RLVR world model and exit")
     parser.add_argument("--decisions", action="store_true",
                         help="score the world models' lookahead on the browser-MPC agent's states (web_decisions.*)")
     parser.add_argument("--append", action="store_true",
-                        help="keep the other agents' rows already in <out-dir>/web_agent.json (each row keeps its command)")
+                        help="keep the other agents' rows already in <out>/web_agent.json (each row keeps its command)")
     args = parser.parse_args(argv)
     if args.demo:
         demo(args.rlvr, task_id=(args.tasks or [0])[0], seed=args.seed)
         return 0
     try:
-        out = results_dir(args.out_dir)
+        out = results_dir(args.out)
     except RuntimeError as err:
         parser.error(str(err))
     command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()

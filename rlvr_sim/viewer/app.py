@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rlvr_sim.reporting import add_out_argument
 from rlvr_sim.viewer.recorder import VideoRecorder, save_png, timestamped_path
 from rlvr_sim.viewer.session import MODES, Filmstrip, FrameScorer, ViewerSession, make_policy
 from rlvr_sim.viewer.worlds import (
@@ -439,7 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="per-frame LPIPS beside SSIM (auto: in replay only; it costs a network pass per frame)",
     )
     parser.add_argument("--no-help", action="store_true", help="start with the help panel hidden")
-    parser.add_argument("--out-dir", default="viewer_captures", help="where screenshots and recordings go")
+    add_out_argument(parser, default="viewer_captures",
+                     help="where screenshots and recordings go (--out-dir: deprecated spelling)")
     parser.add_argument("--record-format", choices=("mp4", "gif"), default="mp4", help="format of the v key")
     parser.add_argument("--record", help="scripted run: record to this .mp4/.gif and exit after --steps")
     parser.add_argument("--steps", type=int, help="scripted run: number of world steps (with --record)")
@@ -486,7 +488,7 @@ def build_viewer(args: argparse.Namespace) -> Viewer:
         scale=args.scale,
         fps=args.fps,
         horizon=args.horizon,
-        out_dir=args.out_dir,
+        out_dir=args.out,
         record_format=args.record_format,
         show_help=not args.no_help,
         show_filmstrip=args.filmstrip,

@@ -1,6 +1,12 @@
-"""The `rlvr-sim` console script routes every subcommand and fails clearly on bad ones."""
+"""The `rlvr-sim` console script routes every subcommand and fails clearly on bad ones; scripts share one
+output flag."""
+
+import argparse
+
+import pytest
 
 from rlvr_sim.cli import main, reward_curve
+from rlvr_sim.reporting import add_out_argument
 
 
 def test_help_and_unknown_commands(capsys):
@@ -27,3 +33,37 @@ def test_reward_curve_draws_one_line_per_step():
     text = reward_curve([{"step": 1, "reward": 0.25, "kl": 0.0}, {"step": 2, "reward": 0.75, "kl": 0.01}])
     lines = text.splitlines()
     assert len(lines) == 2 and lines[1].count("#") == 30 and "0.750" in lines[1]
+
+
+def test_out_flag_and_its_deprecated_spellings(capsys):
+    parser = argparse.ArgumentParser(prog="script")
+    add_out_argument(parser, help="where to write", default="results", aliases=("--out-dir", "--runs"))
+    assert parser.parse_args([]).out == "results"
+    assert parser.parse_args(["--out", "a"]).out == "a"
+    assert capsys.readouterr().err == ""
+    assert parser.parse_args(["--out-dir", "b"]).out == "b"
+    assert "--out-dir is deprecated, use --out" in capsys.readouterr().err
+    assert parser.parse_args(["--runs", "c", "--out", "d"]).out == "d"  # the last one given wins
+    help_text = parser.format_help()
+    assert "--out OUT" in help_text and "--out-dir" not in help_text and "--runs" not in help_text
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--out-dir"])  # an alias takes a value like --out
+
+
+@pytest.mark.parametrize("module", ["rlvr_sim.evaluations.web", "rlvr_sim.evaluations.web_agent"])
+def test_evaluation_scripts_take_out_and_still_accept_out_dir(module, monkeypatch, tmp_path):
+    """What each script does with the folder is tested with the script; here: both spellings reach `results_dir`."""
+    import importlib
+
+    script = importlib.import_module(module)
+    seen = []
+
+    def stop(out):
+        seen.append(out)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(script, "results_dir", stop)
+    for flag in ("--out", "--out-dir"):
+        with pytest.raises(SystemExit):
+            script.main([flag, str(tmp_path / flag)])
+    assert seen == [str(tmp_path / "--out"), str(tmp_path / "--out-dir")]

@@ -139,7 +139,7 @@ def test_decision_report_scores_world_models_on_the_agents_own_states(tmp_path):
 
     from rlvr_sim.evaluations.web_agent import main
 
-    assert main(["--decisions", "--tasks", "0", "--max-steps", "1", "--samples", "6", "--out-dir", str(tmp_path)]) == 0
+    assert main(["--decisions", "--tasks", "0", "--max-steps", "1", "--samples", "6", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "web_decisions.json").read_text())
     summary, (state,) = report["summary"], report["states"]
     assert summary["states"] == 1 and summary["browser"]["agreement"] == 100.0

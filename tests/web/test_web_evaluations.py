@@ -22,7 +22,7 @@ def test_web_evaluation_writes_table(tmp_path):
     record = {"objective": "o", "current_action": "click [2]", "observation": TREE, "next_state_tao": GOLD}
     (data / "test.jsonl").write_text(json.dumps(record) + "\n" + json.dumps(record) + "\n")
     out = tmp_path / "out"
-    assert web_eval.main(["--model", f"Tiny={tmp_path / 'ckpt'}", "--data", str(data), "--out-dir", str(out)]) == 0
+    assert web_eval.main(["--model", f"Tiny={tmp_path / 'ckpt'}", "--data", str(data), "--out", str(out)]) == 0
     rows = json.loads((out / "web.json").read_text())["rows"]
     assert [r["model"] for r in rows] == ["No-change baseline", "Tiny"]
     assert rows[0]["f1"] == 0.0 and rows[1]["n"] == 2 and 0.0 <= rows[1]["f1"] <= 100.0
@@ -43,7 +43,7 @@ def test_web_evaluation_scores_transitions_without_a_training_twin_apart(tmp_pat
     (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in (twin, other, other)) + "\n")
     (data / "train.jsonl").write_text(json.dumps({**twin, "objective": "another objective"}) + "\n")
     out = tmp_path / "out"
-    args = ["--data", str(data), "--twins-of", str(data), "--out-dir", str(out)]
+    args = ["--data", str(data), "--twins-of", str(data), "--out-dir", str(out)]  # the deprecated spelling still writes there
     assert web_eval.main(["--model", f"A={tmp_path / 'ckpt'}", "--model", f"B={tmp_path / 'ckpt'}", *args]) == 0
     report = json.loads((out / "web.json").read_text())
     assert report["twins"] == [True, False, False]

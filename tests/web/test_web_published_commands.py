@@ -37,8 +37,10 @@ def printed_commands() -> list[str]:
     for command in commands:
         for part in command.split("&&"):
             part = " ".join(part.split())
-            if part.startswith(("python training/collect.py --task web", "python evaluations/web")):
-                unique.setdefault(re.sub(r" --out-dir \S+", "", part), part)  # the reduced run picks its own out-dir
+            if part.startswith("python training/collect.py --task web"):
+                unique.setdefault(part, part)
+            elif part.startswith("python evaluations/web"):  # the reduced run picks its own output folder
+                unique.setdefault(re.sub(r" --out(-dir)? \S+", "", part), part)
     return list(unique.values())
 
 
@@ -90,10 +92,12 @@ def reduced(command: str, collected: dict[str, Path], out_dir: Path) -> list[str
             argv[i] = str(collected[arg.rstrip("/")])
         elif "runs/" in arg:
             pytest.fail(f"{command}: cites {arg}, which only a training run on this machine creates")
-    if "--out-dir" in argv:
-        argv[argv.index("--out-dir") + 1] = str(out_dir)
+    for flag in ("--out", "--out-dir"):  # the output flag, or its deprecated spelling in older records
+        if flag in argv:
+            argv[argv.index(flag) + 1] = str(out_dir)
+            break
     else:
-        argv += ["--out-dir", str(out_dir)]
+        argv += ["--out", str(out_dir)]
     return argv
 
 
