@@ -4,8 +4,8 @@ commands take one step on that data, the evaluation commands score 2 transitions
 longer parses or runs, or reads data or a checkpoint that no printed command creates (a `runs/` or `data/` path
 left over on the machine that trained the embedded models), fails here.
 
-Not re-run: `python -m rlvr_sim.envs.textgame.pipeline` (the model cards' commands in sequence at full length,
-38 min; each of them is re-run here) and `rlvr-sim play textgame` (interactive; tests/viewer plays it)."""
+Not re-run: the one-command pipeline (`training/textgame_pipeline.py`, formerly `rlvr_sim.envs.textgame.pipeline`:
+the model cards' commands in sequence at full length, 38 min; each of them is re-run here) and `rlvr-sim play textgame` (interactive; tests/viewer plays it)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CARDS = ("textgame_sft", "textgame_rlvr_binary", "textgame_rlvr_task_specific")
-NOT_RERUN = ("python -m rlvr_sim.envs.textgame.pipeline",)
+NOT_RERUN = ("python -m rlvr_sim.envs.textgame.pipeline", "python -m rlvr_sim.training.textgame_pipeline",
+             "python training/textgame_pipeline.py")
 
 
 def readme_textgame_section() -> str:
@@ -117,3 +118,36 @@ def _rerun_all(tmp_path: Path) -> dict[str, list[str]]:
 def test_every_printed_textgame_command_reruns_reduced(tmp_path):
     done = _rerun_all(tmp_path)
     assert sorted(sum(done.values(), [])) == sorted(printed_commands())  # every printed command, none left out
+
+
+def test_model_card_names_the_card_whose_command_writes_its_starting_checkpoint(tmp_path):
+    from rlvr_sim.training.textgame_pipeline import write_model_card
+
+    meta = json.loads((REPO / "assets" / "textgame_rlvr_binary" / "rlvr_sim.json").read_text())
+    (tmp_path / "rlvr_sim.json").write_text(json.dumps(meta))
+    write_model_card(tmp_path, "card", {"train": {"transitions": 3}}, started_from="textgame_sft")
+    card = (tmp_path / "README.md").read_text()
+    assert f"- command: `{meta['command']}`" in card
+    started = next(line for line in card.splitlines() if line.startswith("- started from:"))
+    assert meta["config"]["model"]["name_or_path"] in started and "`assets/textgame_sft` card" in started
+    write_model_card(tmp_path, "card")
+    assert "card;" not in (tmp_path / "README.md").read_text()
+    for card_name in CARDS[1:]:  # the committed cards say where their starting checkpoint comes from
+        assert "`assets/textgame_sft` card" in (REPO / "assets" / card_name / "README.md").read_text()
+
+
+def test_readme_twin_counts_are_those_of_the_documented_collection(tmp_path):
+    """The split figures the README prints, from the README's own collect command at full size (~5 s)."""
+    from rlvr_sim.envs.textgame.collect import main as collect_main
+
+    section = readme_textgame_section()
+    command = next(c for c in printed_commands() if c.startswith("python training/collect.py") and "--seed" in c)
+    argv = shlex.split(command)[4:]
+    argv[argv.index("--out") + 1] = str(tmp_path)
+    assert collect_main(argv) == 0
+    twins = json.loads((tmp_path / "stats.json").read_text())["test_twins"]
+    printed = re.search(r"twin[^.]*?: (\d+) of the (\d+) of the documented\s+collection.*?(\d+) are near twins.*?"
+                        r"\((\d+) with the same answer\)", section, re.S)
+    assert printed, "the README's text-game section no longer prints the twin counts"
+    assert [int(g) for g in printed.groups()] == [twins["key_twins"], twins["test"], twins["object_twins"],
+                                                  twins["object_twins_same_answer"]]
