@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rlvr_sim.envs.lm_env import Prediction
 from rlvr_sim.metrics.textgame import compare_states, contains_equal, split_state, values_equal
 
 MISSING = "—"
@@ -35,17 +36,9 @@ COMMANDS = {
 }
 
 
-@dataclass
-class Prediction:
-    """A world model's answer for one step: its raw text and the decoded state (None with the reason)."""
-
-    raw: str
-    state: dict | None
-    error: str | None = None
-
-
 class StatePredictor(Protocol):
-    """Predicts the next state (RLVR-World layout {"game_state": [...]}) of one of our games."""
+    """Predicts the next state (RLVR-World layout {"game_state": [...]}) of one of our games, as the
+    world-model envs' `Prediction` (the answer's text, the decoded state or None, and why not)."""
 
     name: str
 
@@ -222,7 +215,7 @@ class TextGamePlayer:
         console.print(diff_table(rows, self.predictor.name))
         if prediction.error is not None:
             console.print(Text(f"model output could not be parsed: {prediction.error}", style="bold red"))
-            console.print(Text(prediction.raw[:500], style="dim"))
+            console.print(Text(prediction.text[:500], style="dim"))
         verdict = Text(
             "exact prediction" if exact else "prediction differs", style="green" if exact else "red"
         )
@@ -284,7 +277,8 @@ class TextGamePlayer:
 
 class WorldModelPredictor:
     """The text-game world model (`rlvr_sim.envs.textgame.world_model_env.TextGameWorldModel`: any
-    checkpoint, default the embedded RLVR one) as a `StatePredictor`."""
+    checkpoint, default the embedded RLVR one) as a `StatePredictor`: its predictions are the ones the env
+    and `evaluations/textgame.py` make (the same generation call), returned unchanged."""
 
     def __init__(self, checkpoint: str | None = None, temperature: float = 0.0, seed: int = 0) -> None:
         from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel
@@ -308,7 +302,7 @@ class WorldModelPredictor:
         )
         (prediction,) = self.model.predict([transition], self.temperature, seeds=[self.seed + self._calls])
         self._calls += 1
-        return Prediction(raw=prediction.text, state=prediction.state, error=prediction.error)
+        return prediction
 
 
 def build_parser() -> argparse.ArgumentParser:

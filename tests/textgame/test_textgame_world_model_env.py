@@ -9,6 +9,7 @@ from rlvr_sim.envs.textgame.env import game_state
 from rlvr_sim.envs.textgame.games import make_game
 from rlvr_sim.envs.textgame.world_model_env import (
     DEFAULT_CHECKPOINT,
+    Prediction,
     TextGameWorldModel,
     TextGameWorldModelEnv,
     TextGameWorldModelVectorEnv,
@@ -132,7 +133,8 @@ def test_env_evaluation_and_viewer_predict_the_same_tokens(random_checkpoint, ra
     viewed = viewer.predict("boil-water", state, action, uuid_base, env.real_game.task_description)
     env_tokens, eval_tokens, viewer_tokens = recorded_completions
     assert env_tokens == eval_tokens == viewer_tokens and len(env_tokens[0]) > 0
-    assert step_info["raw_output"] == responses[0] == viewed.raw
+    assert step_info["raw_output"] == responses[0] == viewed.text
+    assert isinstance(viewed, Prediction)  # the viewer shows the envs' own prediction object
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])

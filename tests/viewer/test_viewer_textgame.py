@@ -76,7 +76,7 @@ class OraclePredictor:
         objects = shadow.snapshot()["objects"]
         if self.spoil:
             objects[0]["properties"]["on"] = "broken"
-        return Prediction(raw="(oracle)", state={"game_state": objects + [shadow.score_state()]})
+        return Prediction(text="(oracle)", state={"game_state": objects + [shadow.score_state()]}, error=None)
 
 
 def run_scripted(predictor, actions, seed=0):
