@@ -1,5 +1,7 @@
-"""GRPO on the real text tasks (text game, web) and on a user task written from the documentation alone."""
+"""GRPO on the real tasks of every modality (text game, web, video with forced actions) and on a user task
+written from the documentation alone."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -111,3 +113,62 @@ def test_two_grpo_steps_on_the_real_text_task(task, data, tmp_path):
     gold = trainer.train_examples[0]  # the gold answer beats the worst reward through the trainer's path
     assert trainer.safe_reward([gold.prompt_ids], [gold.answer_ids], [gold.metadata])[0] > trainer.task.worst_reward
     assert (tmp_path / "run" / "final" / "tokenizer.json").exists()  # the task's tokenizer is saved
+
+
+def video_data(root: Path) -> dict:
+    """Four synthetic 64x64 episodes (a block moving right) and an untrained frame tokenizer: the multi-step
+    layout, three generated frames of 16 codes with the true actions (2 tokens) forced between them."""
+    import numpy as np
+
+    from rlvr_sim.models.visual_tokenizer import FrameTokenizer, TokenizerConfig
+
+    rng = np.random.default_rng(0)
+    for i in range(4):
+        frames = np.full((12, 64, 64, 3), 255, np.uint8)
+        for t in range(12):
+            frames[t, 20:30, 5 + 3 * t: 15 + 3 * t] = (90, 100, 120)
+        np.savez_compressed(root / f"ep{i}.npz", image=frames, action=rng.uniform(0, 512, (12, 2)).astype(np.float32))
+    FrameTokenizer(TokenizerConfig(width=8, levels=[5, 5])).eval().save(root / "tok")
+    return dict(data_dir=str(root), tokenizer_dir=str(root / "tok"), horizon=3, frame_skip=1, test_fraction=0.25,
+                train_stride=2, test_stride=2, lpips="st-lpips")
+
+
+def test_two_grpo_steps_on_the_video_task_with_forced_actions(tmp_path, monkeypatch):
+    """The video task through GRPO: interleaved sampling keeps each example's true actions at their places
+    between generated frames, out of the loss; the task's reward -(MAE + LPIPS) scores the decoded frames."""
+    import rlvr_sim.rl.trainer as trainer_module
+
+    if importlib.util.find_spec("stlpips_pytorch") is None:
+        pytest.skip("the video extra (stlpips-pytorch) is not installed")
+    task_args = video_data(tmp_path)
+    config = load_config(None, [], task="pusht", task_args=task_args, model={**TINY, "max_positions": 160},
+                         steps=2, batch_size=2, micro_batch_size=2, group_size=2, eval_examples=0, lr=1e-3,
+                         output_dir=str(tmp_path / "run"), progress=False)
+    trainer = Trainer(config, "grpo")
+    spec = trainer.task.generation_spec()
+    assert spec.interleave_every == 16 and trainer.train_examples[0].forced
+    sampled = []
+
+    def recording_sample(model, prompts, **kwargs):
+        out = trainer_module_sample(model, prompts, **kwargs)
+        if kwargs.get("forced") is not None:
+            sampled.append((kwargs["forced"], kwargs["group_size"], out))
+        return out
+
+    trainer_module_sample = trainer_module.sample
+    monkeypatch.setattr(trainer_module, "sample", recording_sample)
+    summary = trainer.run()
+    assert summary["steps"] == 2 and summary["reward_errors"] == 0 and len(sampled) == 2
+    assert all(trainer.task.worst_reward <= row["reward"] <= 0.0 for row in summary["history"])
+    every = spec.interleave_every
+    for forced, group_size, out in sampled:
+        for row, completion in enumerate(out.completions()):
+            chunks = forced[row // group_size]
+            assert len(completion) == 3 * every + sum(len(c) for c in chunks)
+            for k, chunk in enumerate(chunks):  # after frame k+1: the true action of that step, not learned
+                start = (k + 1) * every + sum(len(c) for c in chunks[:k])
+                assert completion[start: start + len(chunk)] == list(chunk)
+                assert not out.loss_mask[row, start: start + len(chunk)].any()
+                assert out.loss_mask[row, start - every: start].all()  # the generated frame before it is
+    gold = trainer.train_examples[0]  # the true answer beats the task's worst reward through the trainer
+    assert trainer.safe_reward([gold.prompt_ids], [gold.answer_ids], [gold.metadata])[0] > trainer.task.worst_reward
