@@ -139,9 +139,12 @@ def extract_action(reply: str) -> str | None:
 
 
 def extract_likert(reply: str) -> float | None:
-    """The first number 1-5 in a reply (decimals allowed), None if there is none."""
-    for match in re.finditer(r"(?<![\d.])([1-5](?:\.\d+)?)(?![\d.])", reply):
-        return float(match.group(1))
+    """The first number in a reply that lies in [1, 5] (decimals allowed), None if there is none. Numbers are
+    read whole: "5.5" and "5.3e-2" are out of range, not 5 and 5.3."""
+    for match in re.finditer(r"(?<![\d.])(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", reply):
+        value = float(match.group(1))
+        if 1.0 <= value <= 5.0:
+            return value
     return None
 
 
