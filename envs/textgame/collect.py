@@ -19,12 +19,12 @@ train.jsonl (their union), test.jsonl and the other files are the same with or w
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
 from pathlib import Path
 
+from rlvr_sim.envs.collecting import collector_parser, key_twins
 from rlvr_sim.envs.textgame.engine import TextGame
 from rlvr_sim.envs.textgame.games import GAMES, make_game
 
@@ -101,7 +101,7 @@ def twin_counts(train: list[TextGameTransition], test: list[TextGameTransition])
     for t in train:
         answers.setdefault(transition_key(t, with_score=False), set()).add(_answer(t))
     near = [t for t in test if transition_key(t) not in keys and transition_key(t, with_score=False) in answers]
-    return {"test": len(test), "key_twins": sum(transition_key(t) in keys for t in test),
+    return {"test": len(test), "key_twins": key_twins(keys, [transition_key(t) for t in test]),
             "object_twins": len(near),
             "object_twins_same_answer": sum(_answer(t) in answers[transition_key(t, with_score=False)] for t in near)}
 
@@ -181,9 +181,7 @@ def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="data/textgame", help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = collector_parser(__doc__, out_default="data/textgame")
     parser.add_argument("--episodes-per-game", type=int, default=300)
     parser.add_argument("--max-steps", type=int, default=20, help="step limit per episode")
     parser.add_argument("--test-fraction", type=float, default=0.2, help="share of held-out current states")

@@ -6,13 +6,13 @@ Agents: a scripted explorer that prefers elements whose names share words with t
 agent's own proposal policy (`--policy`, default `HeuristicWebPolicy`, at `--policy-temperature`), so that
 the world model also sees the pages and actions it will be asked about when it serves as the agent's
 lookahead. The collector imports no policy: `collect` takes one, and the command line loads the class
-named by `--policy` (module:Class), as `--task` does for tasks. Each
+named by `--policy` (module:Class, `rlvr_sim.envs.collecting.load_class`), as `--task` does for tasks. Each
 step writes one WMA-style record (objective, action, tree before/after, URL path, previous actions,
 the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl`.
 
 The split is decided by the transition's key, the page (the tree's node lines, tab header dropped) and the
-action, whatever the objective, URL or history (`transition_key`, `key_split`): a hash of the key puts it in
-test when it falls below `test_fraction`. Every task's episodes start from the same page, so an episode split
+action, whatever the objective, URL or history (`transition_key`; `key_split`, shared by the collectors in
+`rlvr_sim.envs.collecting`): a hash of the key puts it in test when it falls below `test_fraction`. Every task's episodes start from the same page, so an episode split
 (`--split episode`, the old default and the split the embedded `assets/web_sft` / `assets/web_rlvr` were
 trained on) leaves test transitions whose page and action, and so whose answer, are also in training
 ("twins"); the key split has none, and because the hash takes no seed the same page and action land on the
@@ -23,9 +23,6 @@ files differ. `count_twins` counts the test transitions with a training twin.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import importlib
 import json
 import re
 import time
@@ -33,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from rlvr_sim.envs.collecting import collector_parser, key_digest, key_split, key_twins, load_class
 from rlvr_sim.envs.web.browser_env import BrowserEnv
 from rlvr_sim.envs.web.tasks import WEB_TASKS
 from rlvr_sim.envs.web.tree import format_changes, item_changes, split_header
@@ -53,13 +51,7 @@ SPLITS = ("key", "episode")
 def transition_key(tree: str, action: str) -> str:
     """The key two transitions share when their answers must be the same: the page (the tree's node lines,
     indentation kept, tab header dropped) and the action text (whitespace collapsed); a hex digest."""
-    text = "\n".join(tree_body(tree)) + "\n\x00" + " ".join(action.split())
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def key_split(key: str, test_fraction: float) -> str:
-    """"test" when the key's hash, read as a number in [0, 1), is below `test_fraction`, else "train"."""
-    return "test" if int(key[:15], 16) / 16 ** 15 < test_fraction else "train"
+    return key_digest("\n".join(tree_body(tree)) + "\n\x00" + " ".join(action.split()))
 
 
 def _split_transitions(path: str | Path, split: str) -> list[WebTransition]:
@@ -77,10 +69,9 @@ def count_twins(train: list[str | Path], test: str | Path) -> dict[str, int]:
     """How many transitions of `test` (a file, or a directory's test split) have a twin, a transition with
     the same `transition_key`, in any of the `train` files (or directories' train splits); also how many
     share the whole prompt (objective, URL, action, tree)."""
-    keys = training_keys(train)
     prompts = {(t.objective, t.url, t.action, t.tree) for path in train for t in _split_transitions(path, "train")}
     tests = _split_transitions(test, "test")
-    twins = sum(transition_key(t.tree, t.action) in keys for t in tests)
+    twins = key_twins(training_keys(train), [transition_key(t.tree, t.action) for t in tests])
     same_prompt = sum((t.objective, t.url, t.action, t.tree) in prompts for t in tests)
     return {"test": len(tests), "key_twins": twins, "prompt_twins": same_prompt}
 
@@ -94,12 +85,7 @@ class ActionProposer(Protocol):
 
 def load_policy(spec: str, temperature: float) -> Any:
     """The policy class named "package.module:Class", built with `temperature=`."""
-    module_name, _, cls_name = spec.partition(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), cls_name)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise ValueError(f"cannot load policy {spec!r} (expected package.module:Class): {err}") from err
-    return cls(temperature=temperature)
+    return load_class(spec, "policy")(temperature=temperature)
 
 
 def _elements(tree: str) -> list[tuple[str, str, str]]:
@@ -235,10 +221,8 @@ def record_start_pages(path: str | Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Command line: --out DIR --episodes N --seed S [--split key|episode --test-fraction F --max-steps K
     --start-pages FILE]."""
-    parser = argparse.ArgumentParser(description="Collect web transitions on the local shop site.")
-    parser.add_argument("--out", required=True, help="output directory (train.jsonl, test.jsonl)")
+    parser = collector_parser("Collect web transitions on the local shop site (train.jsonl, test.jsonl).")
     parser.add_argument("--episodes", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--test-fraction", type=float, default=0.2)
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--scripted-prob", type=float, default=0.5, help="share of objective-guided actions")
