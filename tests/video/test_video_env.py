@@ -240,3 +240,25 @@ def test_median_decoding_runs_in_the_env_and_refuses_what_it_cannot_do(checkpoin
     fsq.start(fsq.start_frames[:1], [0])
     with pytest.raises(ValueError, match="pose-token"):
         fsq.step(np.array([[100.0, 400.0]]), temperature=0.0, median=True)
+
+
+def test_viewer_shows_the_frames_the_env_gives_for_the_same_seed(pose_checkpoint):
+    """The viewer drives the registered env itself (no generation path of its own): for one seed and the
+    same actions, its world frames are a plain env rollout's, sampled at temperature 1."""
+    from rlvr_sim.viewer.session import ViewerSession
+    from rlvr_sim.viewer.worlds import EnvHandle, make_world_model
+
+    def factory():
+        return make_world_model(checkpoint=pose_checkpoint, temperature=1.0)
+
+    session = ViewerSession(EnvHandle(factory(), factory, "world model"), mode="play", seed=5)
+    session.set_target_fraction(0.2, 0.8)
+    viewed = [session.world_frame]
+    for _ in range(5):  # past the horizon of 4: the context rolls
+        session.step()
+        viewed.append(session.world_frame)
+    env = VideoWorldModelEnv(checkpoint=pose_checkpoint, temperature=1.0)
+    frame, _ = env.reset(seed=5)
+    direct = [frame] + [env.step(session.target.copy())[0] for _ in range(5)]
+    assert np.array_equal(np.stack(viewed), np.stack(direct))
+    assert not all(np.array_equal(direct[0], f) for f in direct[1:])  # the rollout moves: a real comparison
