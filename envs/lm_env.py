@@ -57,8 +57,9 @@ def load_lm(checkpoint: str | Path, device: str = "cpu") -> tuple[torch.nn.Modul
 class LMWorldModel:
     """A causal LM and a text codec that predicts next states, in batches, through the shared sampler.
 
-    Subclasses give `prompt_ids(query)` (the codec's q(s, a)) and `decode_state(query, text)` (the
-    codec's decoding of an answer against the query's state). `predict_next` (and `generate` under it) is
+    The codec is the task's (`rlvr_sim.tasks.base.WorldModelCodec`): `prompt_ids(query)` is its q(s, a)
+    and `decode_state(query, text)` its decoding of an answer against the query's state; a subclass
+    overrides them only to read other prompts (e.g. a data set's own). `predict_next` (and `generate` under it) is
     what the envs, `evaluations/textgame.py`, the text-game viewer and the web MPC agent call;
     `evaluations/web.py` calls `sample` itself with the same codec, and the tests check that the two give
     the same tokens.
@@ -79,10 +80,10 @@ class LMWorldModel:
 
     # ------------------------------------------------------------------------------- codec hooks
     def prompt_ids(self, query: Any) -> list[int]:
-        raise NotImplementedError
+        return self.codec.prompt_ids(query)
 
     def decode_state(self, query: Any, text: str) -> tuple[Any | None, str | None]:
-        raise NotImplementedError
+        return self.codec.decode_state(query, text)
 
     # -------------------------------------------------------------------------------- generation
     def generate(self, prompts: Sequence[Sequence[int]], temperature: float | None = None,

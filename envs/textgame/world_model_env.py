@@ -20,7 +20,7 @@ from rlvr_sim.envs.textgame.games import GAMES, make_game
 from rlvr_sim.data.bytesized32 import TextGameTransition
 from rlvr_sim.metrics.textgame import compare_states, split_state
 from rlvr_sim.resources import asset_path
-from rlvr_sim.tasks.textgame import TextGameTask, decode_answer
+from rlvr_sim.tasks.textgame import TextGameTask
 
 DEFAULT_CHECKPOINT = asset_path("textgame_rlvr_task_specific")
 MAX_OBSERVATION_CHARS = 8192
@@ -57,9 +57,6 @@ class TextGameWorldModel(LMWorldModel):
                     [{"role": "user", "content": transition.prompt}], add_generation_prompt=True, tokenize=True))
             return self.tokenizer.encode(transition.prompt)
         return self.codec.prompt_ids(transition)
-
-    def decode_state(self, transition: TextGameTransition, text: str) -> tuple[dict | None, str | None]:
-        return decode_answer(text, transition.current_state)
 
     def predict(self, transitions: list[TextGameTransition], temperature: float = 0.0,
                 seeds: list[int] | None = None) -> list[Prediction]:

@@ -2,9 +2,9 @@
 
 `LMWebWorldModel` is a causal LM checkpoint (ours or any HF causal LM with its tokenizer) plus the web
 task's codec (`rlvr_sim.tasks.web.WebTask`): it predicts the item changes an action causes, as
-three-section text, through the shared sampler (`rlvr_sim.envs.lm_env`). `WebWorldModelEnv` steps by
-applying the predicted changes to the current tree (`rlvr_sim.envs.web.tree.apply_changes`);
-`WebWorldModelVectorEnv` steps N such worlds with one batched generation.
+three-section text, through the shared sampler (`rlvr_sim.envs.lm_env`), and decodes them against the
+page with the codec (`WebTask.decode_state`: the changes applied to the tree). `WebWorldModelEnv` steps
+from tree to predicted tree; `WebWorldModelVectorEnv` steps N such worlds with one batched generation.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from rlvr_sim.envs.lm_env import LMWorldModel, LMWorldModelEnv, LMWorldModelVect
 from rlvr_sim.envs.web.actions import ActionParseError, parse_action
 from rlvr_sim.envs.web.spaces import TextSpace
 from rlvr_sim.envs.web.tasks import WEB_TASKS, get_task
-from rlvr_sim.envs.web.tree import apply_changes, parse_changes
 
 from rlvr_sim.resources import asset_path
+from rlvr_sim.tasks.web import decode_changes
 
 START_PAGES = asset_path("web_start_pages.json")
 DEFAULT_CHECKPOINT = asset_path("web_rlvr")
@@ -35,16 +35,6 @@ class WebQuery(NamedTuple):
     url: str
     action: str
     tree: str
-
-
-def decode_changes(tree: str, prediction: str) -> tuple[str | None, str | None]:
-    """(tree after applying the predicted changes, None) or, when only some item lines were malformed,
-    (tree, how many were ignored); (None, why) when the prediction cannot be parsed at all."""
-    try:
-        changes, dropped = parse_changes(prediction)
-    except ValueError as exc:
-        return None, str(exc)
-    return apply_changes(tree, changes), (f"{dropped} malformed item lines ignored" if dropped else None)
 
 
 def next_tree_from_prediction(tree: str, prediction: str) -> tuple[str, str | None]:
@@ -73,12 +63,6 @@ class LMWebWorldModel(LMWorldModel):
             if key in settings and key not in kwargs:
                 kwargs[key] = settings[key]
         return cls(model, tokenizer, checkpoint=path, **kwargs)
-
-    def prompt_ids(self, query: WebQuery) -> list[int]:
-        return self.codec.encode_prompt(query.objective, query.url, query.action, query.tree)
-
-    def decode_state(self, query: WebQuery, text: str) -> tuple[str | None, str | None]:
-        return decode_changes(query.tree, text)
 
     def generator_seed(self, seed: int) -> int:
         """`sample(..., seed=seed)`'s seed of a single prompt: what `predict(..., seed=seed)` and

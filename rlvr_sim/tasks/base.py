@@ -56,6 +56,28 @@ class GenerationSpec:
 
 
 @runtime_checkable
+class WorldModelCodec(Protocol):
+    """A modality's codec as a world model: what serving a trained model (the envs of `envs/lm_env.py`,
+    the evaluations, the viewer) needs, and what a task adds its data set and reward to.
+
+    The text tasks (`rlvr_sim.tasks.text_transition.TextTransitionTask`: text game, web) are such codecs.
+    The video task's codec is not yet one: its env decodes frames through `VideoCodec` on its own path.
+    """
+
+    def prompt_ids(self, transition: Any) -> list[int]:
+        """q(s, a): the prompt token ids of a (state, action) transition (its next state is not read)."""
+
+    def decode(self, completion: list[int]) -> str:
+        """The generated token ids as the answer text."""
+
+    def decode_state(self, transition: Any, text: str) -> tuple[Any | None, str | None]:
+        """(next state the answer predicts from the transition's state, None), or (None, why not)."""
+
+    def score(self, text: str, meta: dict[str, Any]) -> float:
+        """The verifiable reward of one answer against the truth in `meta` (the example's metadata)."""
+
+
+@runtime_checkable
 class Task(Protocol):
     """What a modality plugs into SFT and GRPO."""
 

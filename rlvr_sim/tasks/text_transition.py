@@ -2,8 +2,9 @@
 read per split from one or more data directories and cached, examples that leave out (and count) what
 does not fit the token budgets, sampling settings, decoding and a per-completion reward.
 
-A modality subclass says how a transition reads as prompt and answer text, what metadata its reward
-needs, and how one decoded completion is scored.
+A modality subclass says how a transition reads as prompt and answer text, how an answer decodes against
+the transition's state into the next state, what metadata its reward needs, and how one decoded completion
+is scored: with the base, a `WorldModelCodec` (`rlvr_sim.tasks.base`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,10 @@ class TextTransitionTask:
 
     def metadata(self, transition: Any) -> dict[str, Any]:
         """What `score` needs besides the completion."""
+        raise NotImplementedError
+
+    def decode_state(self, transition: Any, text: str) -> tuple[Any | None, str | None]:
+        """(the next state an answer predicts from the transition's state, None), or (None, why not)."""
         raise NotImplementedError
 
     def score(self, text: str, meta: dict[str, Any]) -> float:

@@ -203,5 +203,9 @@ class TextGameTask(TextTransitionTask):
         keep = set(unchanged[:n_unchanged])
         return [t for i, (t, changed) in enumerate(zip(transitions, flags)) if changed or i in keep]
 
+    def decode_state(self, transition: TextGameTransition, text: str) -> tuple[dict | None, str | None]:
+        """The predicted next state: the answer's diff applied to the transition's current state."""
+        return decode_answer(text, transition.current_state)
+
     def score(self, text: str, meta: dict[str, Any]) -> float:
         return text_game_reward(text, meta["current_state"], meta["gold_state"], self.reward_type, self.compat)

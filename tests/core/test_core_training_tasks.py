@@ -83,13 +83,19 @@ def textgame_data(out: Path) -> dict:
     return {"data_dir": str(out), "max_prompt_tokens": 1024}
 
 
-def web_data(out: Path) -> dict:
-    from rlvr_sim.envs.web.tree import format_changes, item_changes
-
+def web_pages() -> tuple[dict, dict]:
+    """Two recorded start pages that differ (the dashboard, then the first other page), {"tree", "url"} each."""
     from rlvr_sim.resources import asset_path
 
     pages = json.loads(asset_path("web_start_pages.json").read_text())
-    first, second = pages["0"], pages["1"]
+    first = pages["0"]
+    return first, next(page for page in pages.values() if page["tree"] != first["tree"])
+
+
+def web_data(out: Path) -> dict:
+    from rlvr_sim.envs.web.tree import format_changes, item_changes
+
+    first, second = web_pages()
     record = {"objective": "Open products", "current_action": "click [4]", "observation": first["tree"],
               "url": first["url"], "next_state_tao": format_changes(item_changes(first["tree"], second["tree"]))}
     for split in ("train", "test"):
@@ -172,3 +178,33 @@ def test_two_grpo_steps_on_the_video_task_with_forced_actions(tmp_path, monkeypa
                 assert out.loss_mask[row, start - every: start].all()  # the generated frame before it is
     gold = trainer.train_examples[0]  # the true answer beats the task's worst reward through the trainer
     assert trainer.safe_reward([gold.prompt_ids], [gold.answer_ids], [gold.metadata])[0] > trainer.task.worst_reward
+
+
+@pytest.mark.parametrize("task, data", [("textgame", textgame_data), ("web", web_data)])
+def test_text_tasks_are_world_model_codecs_that_decode_the_gold_answer_to_the_next_state(task, data, tmp_path):
+    """The codec the envs serve with is the task's: q(s, a) is the training prompt, and the gold answer
+    decodes against the state into the true next state; an answer without one decodes to a reason."""
+    from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel
+    from rlvr_sim.envs.web.world_model_env import LMWebWorldModel
+
+    from rlvr_sim.metrics.textgame import compare_states
+    from rlvr_sim.tasks.base import WorldModelCodec
+    from rlvr_sim.tasks.web import item_changes
+
+    codec = make_task(task, **data(tmp_path))
+    assert isinstance(codec, WorldModelCodec)
+    transitions, examples = codec.transitions("train"), codec.examples("train")
+    assert len(transitions) == len(examples) > 0
+    for transition, example in zip(transitions, examples):
+        assert codec.prompt_ids(transition) == example.prompt_ids
+        state, error = codec.decode_state(transition, codec.decode(example.answer_ids))
+        assert error is None
+        if task == "textgame":
+            assert compare_states(state, transition.gold_state).all_correct
+        else:  # web_data's transition goes from one recorded page to another
+            after = web_pages()[1]["tree"]
+            assert item_changes(state, after).is_empty() and not item_changes(transition.tree, after).is_empty()
+    state, error = codec.decode_state(transitions[0], "no answer here")
+    assert state is None and error
+    served = {"textgame": TextGameWorldModel, "web": LMWebWorldModel}[task]
+    assert "decode_state" not in served.__dict__  # the served world model decodes with the task's codec
