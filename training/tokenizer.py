@@ -2,6 +2,10 @@
 
     python training/tokenizer.py --data DIR --out runs/pusht_tokenizer --steps 6000      # or --minutes N: a wall-clock budget
     python training/tokenizer.py --data DIR --out assets/pusht_pose/tokenizer --kind pose  # PushT pose tokens
+    python training/tokenizer.py --preset my_tokenizer.yaml steps=6000 lpips_weight=0.5   # the LM stages' idiom
+
+Every flag is also a setting of a YAML preset or a `key=value` override, named as the flag with `_`
+(`rlvr_sim.rl.cli.parse_with_preset`; later wins: default, preset, flag, key=value).
 
 Each step trains the conditional mode on (context frame x_t, future frame x_{t+j}) pairs, j in
 [0, horizon] (j = 0 teaches "nothing changed"), and the absolute mode on a quarter batch of frames.
@@ -202,7 +206,10 @@ def write_pose(args: argparse.Namespace) -> dict:
     return report
 
 
-def main(argv: list[str] | None = None) -> dict:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The settings of a run: flags, or a YAML preset and key=value overrides of the same names."""
+    from rlvr_sim.rl.cli import parse_with_preset
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="directory of episode .npz files")
     parser.add_argument("--out", required=True, help="checkpoint directory to write")
@@ -235,8 +242,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--log-every", type=int, default=50)
-    args = parser.parse_args(argv)
+    args = parse_with_preset(parser, argv)
     args.argv = list(argv) if argv is not None else __import__("sys").argv[1:]
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
     return write_pose(args) if args.kind == "pose" else train(args)
 
 

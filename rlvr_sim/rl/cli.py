@@ -1,4 +1,6 @@
-"""Command-line front end shared by training/sft.py and training/grpo.py."""
+"""Command-line front end shared by training/sft.py and training/grpo.py, and the settings idiom of every
+training stage: a YAML preset plus `key=value` overrides (`parse_with_preset` gives it to an argparse
+script such as training/tokenizer.py, beside its flags)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,15 @@ import json
 import os
 import shlex
 import sys
+from pathlib import Path
+from typing import Any
 
-from rlvr_sim.config import ConfigError, load_config
+import yaml
+
+from rlvr_sim.config import ConfigError, apply_overrides, load_config
 from rlvr_sim.models.lm import CheckpointError
+
+_NOT_GIVEN = object()
 
 
 def parse_args(mode: str, argv: list[str] | None) -> argparse.Namespace:
@@ -43,3 +51,61 @@ def main(mode: str, argv: list[str] | None = None) -> int:
     if int(os.environ.get("RANK", "0")) == 0:  # one summary line, not one per process
         print(json.dumps(summary))
     return 0
+
+
+def _preset_settings(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, ValueError) as err:
+        raise ConfigError(f"cannot read preset {path}: {err}") from err
+    if not isinstance(loaded, dict | None):
+        raise ConfigError(f"preset {path} must be a mapping of settings, got {type(loaded).__name__}")
+    return dict(loaded or {})
+
+
+def _setting(action: argparse.Action, value: Any) -> Any:
+    """A preset or override value as the flag would have stored it (its type and choices)."""
+    if value is not None and action.type is not None and not isinstance(value, bool):
+        if action.type is int and isinstance(value, float) and not value.is_integer():
+            raise ConfigError(f"{action.dest}: {value!r} is not a whole number")
+        try:
+            value = action.type(value)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"{action.dest}: {value!r} is not a valid {action.type.__name__}") from err
+    if action.choices is not None and value not in action.choices:
+        raise ConfigError(f"{action.dest} must be one of {list(action.choices)}, got {value!r}")
+    return value
+
+
+def parse_with_preset(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """`parser.parse_args` plus the LM stages' idiom: `--preset YAML` and `key=value` overrides whose keys
+    are the flags' destinations (`--lpips-weight` is `lpips_weight`). Later wins: a flag's default, the
+    preset, a flag given on the command line, then `key=value`. A required flag may come from any of them.
+    Errors exit as argparse errors do (status 2, with the usage)."""
+    parser.add_argument("--preset", help="YAML file of settings (the flags' names with _, e.g. lpips_weight: 0.5)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="settings applied after the preset and flags")
+    actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "preset", "overrides")}
+    required = [a for a in actions.values() if a.required]
+    for action in required:
+        action.required = False
+    given = parser.parse_args(argv, argparse.Namespace(**{dest: _NOT_GIVEN for dest in actions}))
+    try:
+        settings = {k: v for k, v in _preset_settings(given.preset).items()  # a flag given beats the preset
+                    if k not in actions or getattr(given, k) is _NOT_GIVEN}
+        settings.update(apply_overrides({}, list(given.overrides)))
+        unknown = sorted(set(settings) - set(actions), key=str)
+        if unknown:
+            raise ConfigError(f"unknown settings {unknown}; valid settings: {sorted(actions)}")
+        for dest, value in settings.items():
+            setattr(given, dest, _setting(actions[dest], value))
+    except ConfigError as err:
+        parser.error(str(err))
+    for dest, action in actions.items():
+        if getattr(given, dest) is _NOT_GIVEN:
+            setattr(given, dest, action.default)
+    missing = [a.option_strings[0] for a in required if getattr(given, a.dest) is None]
+    if missing:
+        parser.error(f"missing {', '.join(missing)} (a flag, a preset key or key=value)")
+    return given

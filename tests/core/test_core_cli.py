@@ -67,3 +67,48 @@ def test_evaluation_scripts_take_out_and_still_accept_out_dir(module, monkeypatc
         with pytest.raises(SystemExit):
             script.main([flag, str(tmp_path / flag)])
     assert seen == [str(tmp_path / "--out"), str(tmp_path / "--out-dir")]
+
+
+def _script_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="script")
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--lpips-weight", type=float, default=0.3)
+    parser.add_argument("--kind", default="fsq", choices=("fsq", "pose"))
+    parser.add_argument("--quiet", action="store_true")
+    return parser
+
+
+def test_preset_and_overrides_beside_flags_later_wins(tmp_path, capsys):
+    from rlvr_sim.rl.cli import parse_with_preset
+
+    preset = tmp_path / "p.yaml"
+    preset.write_text("data: episodes\nsteps: 200\nlpips_weight: 1\nkind: pose\nquiet: true\n")
+    args = parse_with_preset(_script_parser(), ["--preset", str(preset)])
+    assert (args.data, args.steps, args.lpips_weight, args.kind, args.quiet) == ("episodes", 200, 1.0, "pose", True)
+    assert isinstance(args.lpips_weight, float)
+    args = parse_with_preset(_script_parser(), ["--preset", str(preset), "--steps", "7", "steps=9", "kind=fsq"])
+    assert (args.steps, args.kind) == (9, "fsq")  # key=value beats the flag
+    args = parse_with_preset(_script_parser(), ["--preset", str(preset), "--steps", "7"])
+    assert args.steps == 7  # the flag beats the preset
+    args = parse_with_preset(_script_parser(), ["--data", "d"])
+    assert (args.steps, args.lpips_weight, args.kind, args.quiet) == (10, 0.3, "fsq", False)  # defaults
+    for argv, message in ((["steps=3"], "missing --data"), (["--data", "d", "stpes=3"], "unknown settings"),
+                          (["--data", "d", "steps=2.5"], "not a whole number"),
+                          (["--data", "d", "kind=video"], "must be one of"),
+                          (["--data", "d", "steps"], "key=value"),
+                          (["--preset", str(tmp_path / "none.yaml")], "cannot read preset")):
+        with pytest.raises(SystemExit) as exit_info:
+            parse_with_preset(_script_parser(), argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, argv
+
+
+def test_tokenizer_script_reads_a_preset_like_its_flags(tmp_path):
+    from rlvr_sim.training.tokenizer import parse_args
+
+    flags = vars(parse_args(["--data", "d", "--out", "o", "--kind", "pose", "--steps", "50", "--levels", "8,5,5"]))
+    (tmp_path / "tok.yaml").write_text("data: d\nout: o\nkind: pose\nsteps: 20\n")
+    preset = vars(parse_args(["--preset", str(tmp_path / "tok.yaml"), "steps=50", "levels=8,5,5"]))
+    for settings in (flags, preset):
+        settings.pop("argv"), settings.pop("preset"), settings.pop("overrides")
+    assert flags == preset
