@@ -1,10 +1,12 @@
 """The worlds the viewer shows: the learned simulator, the ground-truth simulator, data-set episodes.
 
 Nothing here touches pygame, so the same rollout logic runs in the window, in scripted recordings and in
-tests. An `EnvHandle` remembers how its env was reset and which actions it has taken, so it can branch
-a look-ahead rollout (the filmstrip) without disturbing the live one: by deep-copying the env (sharing
-any torch modules, which are read-only here) or, when an env cannot be copied (gym-pusht's physics
-space holds C handles), by replaying its history in a shadow env built the same way.
+tests. The worlds themselves (the learned simulator and gym-pusht as envs, a step held for the model's
+frame skip) are built by `rlvr_sim.envs.worlds`, which the evaluations use too; this module adds what the
+viewer needs on top. An `EnvHandle` remembers how its env was reset and which actions it has taken, so it
+can branch a look-ahead rollout (the filmstrip) without disturbing the live one: by deep-copying the env
+(sharing any torch modules, which are read-only here) or, when an env cannot be copied (gym-pusht's
+physics space holds C handles), by replaying its history in a shadow env built the same way.
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-WORLD_MODEL_ID = "RLVRWorld-Video-v0"
-GROUND_TRUTH_ID = "gym_pusht/PushT-v0"
+from rlvr_sim.envs.worlds import (
+    GROUND_TRUTH_ID,
+    WORLD_MODEL_ID,
+    ground_truth_available,
+    make_ground_truth,
+    make_world_model,
+    model_frame_skip,
+    repeat_step,
+)
 
 
 def frame_shape(env: gym.Env) -> tuple[int, int]:
@@ -44,26 +53,6 @@ def check_frame(frame: Any, source: str) -> np.ndarray:
     return array
 
 
-def ground_truth_available() -> bool:
-    """Whether gym-pusht (the ground-truth PushT simulator) is installed."""
-    return importlib.util.find_spec("gym_pusht") is not None
-
-
-def make_ground_truth(height: int, width: int) -> gym.Env:
-    """gym-pusht with pixel observations at the world model's frame size, plus the true state in `info`."""
-    importlib.import_module("gym_pusht")
-    return gym.make(GROUND_TRUTH_ID, obs_type="pixels", observation_width=width, observation_height=height)
-
-
-def make_world_model(env_id: str = WORLD_MODEL_ID, checkpoint: str | None = None, **kwargs: Any) -> gym.Env:
-    """The learned simulator as a Gymnasium env; `checkpoint` (any of ours, a path) replaces the embedded one."""
-    import rlvr_sim  # noqa: F401  (registers the RLVRWorld ids)
-
-    if checkpoint is not None:
-        kwargs["checkpoint"] = checkpoint
-    return gym.make(env_id, **kwargs)
-
-
 def model_name(env: gym.Env, checkpoint: str | None = None) -> str:
     """A short human-readable name of the model behind an env, for the window."""
     if checkpoint:
@@ -74,16 +63,6 @@ def model_name(env: gym.Env, checkpoint: str | None = None) -> str:
         if isinstance(value, str | Path) and str(value):
             return Path(str(value)).name or str(value)
     return env.spec.id if env.spec is not None else type(unwrapped).__name__
-
-
-def model_frame_skip(env: gym.Env) -> int:
-    """Environment steps per model step the world model was trained with (1 when the env does not say)."""
-    unwrapped = env.unwrapped
-    for owner in (unwrapped, getattr(unwrapped, "world", None)):
-        value = getattr(owner, "frame_skip", None)
-        if isinstance(value, int) and value >= 1:
-            return value
-    return 1
 
 
 def _torch_modules(obj: Any, depth: int = 2) -> list[Any]:
@@ -102,17 +81,6 @@ def _torch_modules(obj: Any, depth: int = 2) -> list[Any]:
                     next_frontier.append(value)
         frontier = next_frontier
     return found
-
-
-def repeat_step(env: gym.Env, action: np.ndarray, repeat: int) -> tuple[Any, float, bool, bool, dict]:
-    """Step `env` `repeat` times with the same action; rewards summed, the last observation and info."""
-    total = 0.0
-    for _ in range(repeat):
-        observation, reward, terminated, truncated, info = env.step(action)
-        total += float(reward)
-        if terminated or truncated:
-            break
-    return observation, total, bool(terminated), bool(truncated), info
 
 
 class EnvHandle:
@@ -228,3 +196,8 @@ def load_episode(path: str | Path, height: int, width: int, frame_skip: int = 1)
         raise FileNotFoundError(f"episode file not found: {path}")
     episode = read_episode(path, image_size=height, frame_skip=frame_skip)
     return Episode(frames=episode.images, actions=episode.actions, name=path.stem)
+
+
+__all__ = ["GROUND_TRUTH_ID", "WORLD_MODEL_ID", "EnvHandle", "Episode", "check_frame", "frame_shape", "get_temperature",
+           "ground_truth_available", "load_episode", "make_ground_truth", "make_world_model", "model_frame_skip",
+           "model_name", "repeat_step", "set_temperature"]
