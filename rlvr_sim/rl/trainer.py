@@ -32,7 +32,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from rlvr_sim.config import ConfigError, RunConfig
-from rlvr_sim.models.lm import CheckpointError, apply_lora, build_model, grow_depth, load_model, save_checkpoint
+from rlvr_sim.models.lm import (
+    CheckpointError,
+    apply_lora,
+    build_model,
+    grow_depth,
+    load_model,
+    save_checkpoint,
+)
 from rlvr_sim.rl.losses import completion_logprobs, group_advantages, grpo_token_loss, sft_loss_sum
 from rlvr_sim.rl.sampler import left_pad, model_forward, positions_from_mask, restrict_vocab, sample
 from rlvr_sim.tasks import make_task
@@ -214,6 +221,8 @@ class Trainer:
             model = apply_lora(model, config.lora)
         self.model = model.to(self.device)
         self.model.train()
+        if self.rank == 0:
+            self._check_free_space()
         self.reference = None
         if mode == "grpo" and config.kl_coef > 0 and not config.lora:
             self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)
@@ -549,6 +558,16 @@ class Trainer:
             probe.unlink()
         except OSError as err:
             raise ConfigError(f"output_dir {self.output_dir} is not writable: {err}") from err
+
+    def _check_free_space(self) -> None:
+        """Fail before training if output_dir's disk cannot hold one checkpoint: weights, AdamW's two moments
+        and the final model (a full disk would otherwise surface as a failed save at the first checkpoint)."""
+        weight_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
+        needed = 4 * weight_bytes
+        free = shutil.disk_usage(self.output_dir).free
+        if free < needed:
+            raise ConfigError(f"output_dir {self.output_dir} has {free / 2**20:.1f} MiB free; a checkpoint of this "
+                              f"model needs about {needed / 2**20:.1f} MiB (weights + optimizer state + final model)")
 
     @staticmethod
     def _read_state(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -101,3 +101,18 @@ def test_unwritable_output_dir_fails_before_training(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="Read-only file system"):
         Trainer(grpo_config(tmp_path / "ro"), "grpo")
     assert not built  # no model was built, no step was taken
+
+
+def test_full_disk_fails_before_training_with_the_sizes(tmp_path, monkeypatch):
+    """A disk without room for one checkpoint is named before the first step, not at the first save."""
+    real = shutil.disk_usage
+
+    def nearly_full(path):
+        usage = real(path)
+        return usage._replace(free=1024)
+
+    monkeypatch.setattr("rlvr_sim.rl.trainer.shutil.disk_usage", nearly_full)
+    with pytest.raises(ConfigError, match=r"has 0\.0 MiB free; a checkpoint of this model needs about [0-9.]+ MiB"):
+        Trainer(grpo_config(tmp_path / "run"), "grpo")
+    monkeypatch.setattr("rlvr_sim.rl.trainer.shutil.disk_usage", real)
+    assert Trainer(grpo_config(tmp_path / "run"), "grpo").step == 0  # with room, the same run starts
