@@ -875,12 +875,14 @@ def _support_details(sim: str) -> dict[str, Any]:
     """The checkpoint directory of a `learned:` simulator and, where it ships one, its support's calibration."""
     from rlvr_sim.envs.video.world_model_env import resolve_checkpoint
 
+    from rlvr_sim.resources import display_path
+
     checkpoint = resolve_checkpoint(sim.split(":", 1)[1] or None)
     path = checkpoint / SUPPORT_FILE
     if not path.is_file():
-        return {"checkpoint": str(checkpoint)}
+        return {"checkpoint": display_path(checkpoint)}
     support = DataSupport.load(path)
-    return {"checkpoint": str(checkpoint), "threshold": support.threshold, "calibration": support.info}
+    return {"checkpoint": display_path(checkpoint), "threshold": support.threshold, "calibration": support.info}
 
 
 def perturb_sweep(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:

@@ -45,4 +45,22 @@ def results_dir(out: str | Path | None = None) -> Path:
     return evaluations / "results"
 
 
-__all__ = ["asset_path", "packaged_results", "results_dir"]
+def display_path(path: str | Path) -> str:
+    """A path as result files record it: `assets/...` or `evaluations/...` for packaged files, relative to the
+    clone for other files in it, else as given; so a committed result names no machine's directories."""
+    resolved = Path(path).resolve()
+    for package, prefix in (("rlvr_sim.assets", "assets"), ("rlvr_sim.evaluations", "evaluations")):
+        try:
+            return str(Path(prefix) / resolved.relative_to(_package_dir(package).resolve()))
+        except (ValueError, RuntimeError):
+            pass
+    root = _package_dir("rlvr_sim.evaluations").parent
+    if (root / _CLONE_MARKER).is_file():
+        try:
+            return str(resolved.relative_to(root.resolve()))
+        except ValueError:
+            pass
+    return str(path)
+
+
+__all__ = ["asset_path", "display_path", "packaged_results", "results_dir"]
