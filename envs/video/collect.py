@@ -111,7 +111,7 @@ def collect(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = collector_parser(__doc__.splitlines()[0] + " (one .npz per episode)")
+    parser = collector_parser(__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--max-steps", type=int, default=200, help="env steps per episode (10 Hz)")
     parser.add_argument("--action-repeat", type=int, default=4, help="env steps each policy command is held")
