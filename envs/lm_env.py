@@ -59,10 +59,10 @@ class LMWorldModel:
 
     The codec is the task's (`rlvr_sim.tasks.base.WorldModelCodec`): `prompt_ids(query)` is its q(s, a)
     and `decode_state(query, text)` its decoding of an answer against the query's state; a subclass
-    overrides them only to read other prompts (e.g. a data set's own). `predict_next` (and `generate` under it) is
-    what the envs, `evaluations/textgame.py`, the text-game viewer and the web MPC agent call;
-    `evaluations/web.py` calls `sample` itself with the same codec, and the tests check that the two give
-    the same tokens.
+    overrides them only to read other prompts (e.g. a data set's own). `predict_next` (and `generate` under
+    it) is what the envs, `evaluations/textgame.py`, the text-game viewer and the web MPC agent call, and
+    `evaluations/web.py` calls `generate` on the data set's prompts; the tests check that they give the
+    same tokens.
     """
 
     def __init__(self, model: torch.nn.Module, codec: Any, checkpoint: str | Path | None = None,
