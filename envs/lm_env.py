@@ -32,6 +32,20 @@ from gymnasium.vector.utils import batch_space
 SEED_BOUND = 2**31  # per-step sample seeds are drawn from [0, SEED_BOUND) with the env's np_random
 
 
+def check_render_mode(render_mode: str | None, modes: Sequence[str]) -> str | None:
+    """`render_mode` if it is None or one of `modes`, else a clear error (every world-model env's check)."""
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be None or one of {list(modes)}, got {render_mode!r}")
+    return render_mode
+
+
+def check_temperature(temperature: float) -> float:
+    """A sampling temperature (0 = greedy) as a float, or a clear error when negative."""
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    return float(temperature)
+
+
 @dataclass
 class Prediction:
     """One world-model step: the decoded answer, the next state (None if unparseable) and why not."""
@@ -155,14 +169,10 @@ class LMWorldModelEnv(gym.Env):
     temperature: float
 
     def _check_render_mode(self, render_mode: str | None) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
 
     def _set_temperature(self, temperature: float) -> None:
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
-        self.temperature = float(temperature)
+        self.temperature = check_temperature(temperature)
 
     # --------------------------------------------------------------------------- subclass hooks
     def _start(self, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

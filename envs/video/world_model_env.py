@@ -27,6 +27,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from rlvr_sim.envs.lm_env import check_render_mode, check_temperature
 
 from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
 
@@ -256,15 +257,15 @@ class VideoWorldModelEnv(gym.Env):
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
                  temperature: float = 0.0, uncertainty_samples: int = 0, uncertainty_temperature: float = 1.0,
                  median: bool | None = None) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if uncertainty_samples < 0:
             raise ValueError(f"uncertainty_samples must be >= 0, got {uncertainty_samples}")
         self.uncertainty_samples, self.uncertainty_temperature = uncertainty_samples, uncertainty_temperature
         self.world = VideoWorldModel(checkpoint)
         self.shadow = copy.copy(self.world) if uncertainty_samples else None  # shares the model, own state
         self.checkpoint = str(self.world.checkpoint)
-        self.render_mode, self.max_episode_steps, self.temperature = render_mode, max_episode_steps, temperature
+        self.render_mode, self.max_episode_steps = render_mode, max_episode_steps
+        self.temperature = check_temperature(temperature)
         self.median = isinstance(self.world.tokenizer, PoseTokenizer) if median is None else median
         size = self.world.image_size
         self.observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
@@ -354,11 +355,10 @@ class VideoWorldModelVectorEnv(VectorEnv):
                  max_episode_steps: int = 100, temperature: float = 0.0, median: bool | None = None) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self.temperature = check_temperature(temperature)
         self.world = VideoWorldModel(checkpoint)
-        self.num_envs, self.render_mode = num_envs, render_mode
-        self.max_episode_steps, self.temperature = max_episode_steps, temperature
+        self.num_envs, self.max_episode_steps = num_envs, max_episode_steps
         self.median = isinstance(self.world.tokenizer, PoseTokenizer) if median is None else median
         size = self.world.image_size
         bins = self.world.action_bins

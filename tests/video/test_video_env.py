@@ -173,6 +173,15 @@ def test_render_modes(checkpoint):
     human.close()
     with pytest.raises(ValueError, match="render_mode"):
         VideoWorldModelEnv(checkpoint=checkpoint, render_mode="ascii")
+    with pytest.raises(ValueError, match="render_mode"):
+        VideoWorldModelVectorEnv(num_envs=2, checkpoint=checkpoint, render_mode="ascii")
+
+
+def test_negative_temperature_is_refused_as_by_the_text_envs(checkpoint):
+    for make in (lambda: VideoWorldModelEnv(checkpoint=checkpoint, temperature=-0.5),
+                 lambda: VideoWorldModelVectorEnv(num_envs=2, checkpoint=checkpoint, temperature=-0.5)):
+        with pytest.raises(ValueError, match="temperature must be >= 0"):
+            make()
 
 
 def test_default_embedded_model_works_without_arguments():
