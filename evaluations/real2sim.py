@@ -5,8 +5,8 @@ write SIMPLER's metrics per task and averaged over tasks: Pearson correlation (h
 MMRV, the mean maximum rank violation (lower is better). See `rlvr_sim.metrics.real2sim` for the
 definitions and table layouts (CSV/TSV, markdown, JSON as simpler-env keeps its numbers).
 
-    python evaluations/real2sim.py --table results.csv --out-dir runs/real2sim
-    python evaluations/real2sim.py --table paper_table.md --percent --out-dir runs/real2sim
+    python evaluations/real2sim.py --table results.csv --out runs/real2sim
+    python evaluations/real2sim.py --table paper_table.md --percent --out runs/real2sim
 
 `--rollout`: measure the rates on PushT. "Real" is gym-pusht; simulators are the hand-built MuJoCo
 PushT (`mujoco`) and learned video simulators (`learned:<checkpoint>`). Every policy x episode x
@@ -51,6 +51,7 @@ from rlvr_sim.metrics.real2sim import (
     real2sim_report,
     report_markdown,
 )
+from rlvr_sim.reporting import add_out_argument
 
 DEFAULT_POLICIES = ("expert", "good", "laggy", "mediocre", "poor", "bc", "random")
 DEFAULT_SIMS = "real,mujoco,learned:pusht_pose_base"
@@ -331,7 +332,7 @@ def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 
         import gymnasium as gym
 
         if sim == "real":
-            from rlvr_sim.viewer.worlds import make_ground_truth
+            from rlvr_sim.envs.worlds import make_ground_truth
 
             _SIMULATORS[key] = make_ground_truth(size, size)
         elif sim == "mujoco":
@@ -339,7 +340,7 @@ def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 
 
             _SIMULATORS[key] = gym.make(MUJOCO_ID, observation_size=size, perturb=dict(perturb) or None)
         elif sim.startswith("learned:"):
-            from rlvr_sim.viewer.worlds import make_world_model
+            from rlvr_sim.envs.worlds import make_world_model
 
             _SIMULATORS[key] = make_world_model(checkpoint=sim.split(":", 1)[1] or None)
         else:
@@ -370,10 +371,10 @@ def _start_frame(env: Any, state: np.ndarray, spec: EpisodeSpec, world_seed: int
 def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
     """Roll one policy for one episode in one simulator; judged (pixel) and, where the sim knows it, true success."""
     import torch
+    from rlvr_sim.envs.worlds import model_frame_skip, repeat_step
     from rlvr_sim.policies.pusht import NearGoalTask, make_frame_policy
 
     from rlvr_sim.metrics.pusht_pixels import estimate_state
-    from rlvr_sim.viewer.worlds import model_frame_skip, repeat_step
 
     torch.set_num_threads(1)
     task = NearGoalTask(**{"horizon": spec.horizon, **dict(spec.task_overrides)})
@@ -430,7 +431,7 @@ def _episode(
 ) -> tuple[float, list[np.ndarray]]:
     """Roll `policy` from `frame` for `horizon` decisions (each held `action_repeat` env steps); the best
     judged coverage and the frames seen."""
-    from rlvr_sim.viewer.worlds import repeat_step
+    from rlvr_sim.envs.worlds import repeat_step
 
     best, frames = 0.0, [frame]
     for _ in range(horizon):
@@ -453,10 +454,10 @@ def measure_rollout_rates(
 ) -> dict[str, Any]:
     """The earlier coverage-threshold comparison (gym-pusht's default starts): per-policy best goal coverage
     in gym-pusht and in one simulator from the same first frames (`run_rollouts` supersedes it)."""
+    from rlvr_sim.envs.worlds import make_ground_truth, model_frame_skip
     from rlvr_sim.policies.pusht import PixelPushTPolicy
 
     from rlvr_sim.metrics.pusht_pixels import pixel_coverage
-    from rlvr_sim.viewer.worlds import make_ground_truth, model_frame_skip
 
     if episodes < 1 or horizon < 1 or not 0.0 < threshold <= 1.0:
         raise ValueError("need episodes >= 1, horizon >= 1 and 0 < threshold <= 1")
@@ -839,9 +840,9 @@ def _settings(args: argparse.Namespace, argv: Sequence[str] | None, seconds: flo
 
 
 def _episode_log(args: argparse.Namespace) -> Path:
-    """`<out-dir>/episodes.jsonl`, emptied unless `--resume`: its records do not know which code or which
+    """`<out>/episodes.jsonl`, emptied unless `--resume`: its records do not know which code or which
     checkpoint contents produced them, so only the user can say they still hold."""
-    log = Path(args.out_dir) / "episodes.jsonl"
+    log = Path(args.out) / "episodes.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     if not args.resume:
         log.write_text("")
@@ -856,7 +857,7 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
         raise SystemExit("--sims and --policies must not repeat a name")
     start = time.perf_counter()
     specs = rollout_specs(sims, policies, args.episodes, args.seed, args.horizon)
-    out = Path(args.out_dir)
+    out = Path(args.out)
     results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, _episode_log(args))
     summary = summarise(results, sims, policies, seed=args.seed, flag_share=args.support_flag)
     for sim, entry in summary["support"].items():  # where each support came from, and its calibration
@@ -894,7 +895,7 @@ def perturb_sweep(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[
     for perturb in configs:
         specs += rollout_specs(["mujoco"], policies, args.episodes, args.seed, args.horizon, perturb)
     specs.sort(key=lambda spec: spec.episode)  # episode by episode, as rollout_specs
-    out = Path(args.out_dir)
+    out = Path(args.out)
     results = run_episodes(specs, not args.no_ray, args.ray_address, args.num_cpus, not args.quiet, _episode_log(args))
     names = ["real"] + [EpisodeSpec("mujoco", "", 0, perturb=p).sim_name for p in configs]
     summary = summarise(results, names, policies, seed=args.seed)
@@ -960,7 +961,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         help=f"write CHECKPOINT/{SUPPORT_FILE} (training frames' pose codes, calibrated threshold)")
     parser.add_argument("--percent", action="store_true", help="numbers in the table are percentages")
     parser.add_argument("--task", help="task name of a single-task table (default: the file name)")
-    parser.add_argument("--out-dir", help=f"output folder (default: runs/real2sim for --table, {DEFAULT_OUT} otherwise)")
+    add_out_argument(parser, help=f"output folder (default: runs/real2sim for --table, {DEFAULT_OUT} otherwise)")
     rollout_args = parser.add_argument_group("rollout")
     rollout_args.add_argument("--sims", default=DEFAULT_SIMS, help="comma-separated: real (first), mujoco, learned:<checkpoint>")
     rollout_args.add_argument("--policies", default=",".join(DEFAULT_POLICIES), help="comma-separated PushT policies")
@@ -971,7 +972,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rollout_args.add_argument("--ray-address", help="a running Ray cluster (default: start a local instance)")
     rollout_args.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance")
     rollout_args.add_argument("--quiet", action="store_true", help="no progress bar")
-    rollout_args.add_argument("--resume", action="store_true", help="keep episodes already in <out-dir>/episodes.jsonl")
+    rollout_args.add_argument("--resume", action="store_true", help="keep episodes already in <out>/episodes.jsonl")
     rollout_args.add_argument("--support-flag", type=float, default=SUPPORT_FLAG_SHARE,
                               help="flag policies out of the data's support on more than this share of learned steps")
     parser.add_argument("--data", help="--build-support: episode folder (default: the checkpoint's data_dir)")
@@ -983,11 +984,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         return run_simpler(args.simpler, seed=args.seed)
     if args.table:
         report = evaluate_table(args.table, percent=args.percent, task=args.task)
-        json_path, markdown_path = write_report(report, args.out_dir or "runs/real2sim")
+        json_path, markdown_path = write_report(report, args.out or "runs/real2sim")
         print(markdown_path.read_text())
         print(f"wrote {json_path} and {markdown_path}")
         return report
-    args.out_dir = args.out_dir or DEFAULT_OUT
+    args.out = args.out or DEFAULT_OUT
     return rollout(args, argv) if args.rollout else perturb_sweep(args, argv)
 
 

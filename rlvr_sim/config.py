@@ -40,7 +40,7 @@ class RunConfig:
     # them out of the loss, as sampling and GRPO do (they are inputs, not predictions); True also learns
     # to predict them (the policy's actions), as the embedded PushT base model was trained.
     learn_forced: bool = False
-    # GRPO (PAPER.md: G=5 language / 16 video, clip 0.2, k3 KL 1e-3, token-mean, one PPO epoch)
+    # GRPO (the RLVR-World paper: G=5 language / 16 video, clip 0.2, k3 KL 1e-3, token-mean, one PPO epoch)
     group_size: int = 5
     mini_batches: int = 1  # optimizer updates per sampled batch (paper: 128 prompts / mini-batch 64 -> 2)
     clip_eps: float = 0.2

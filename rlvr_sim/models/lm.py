@@ -95,10 +95,6 @@ def grow_depth(model: LlamaForCausalLM, num_layers: int) -> LlamaForCausalLM:
     return grown
 
 
-def count_parameters(model: torch.nn.Module, trainable_only: bool = False) -> int:
-    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
-
-
 def apply_lora(model: torch.nn.Module, lora: LoraSettings | dict) -> torch.nn.Module:
     """Wrap `model` with a peft LoRA adapter; with LoRA the GRPO reference is the adapter-disabled base."""
     from peft import LoraConfig, get_peft_model

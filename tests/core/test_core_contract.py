@@ -26,11 +26,9 @@ from rlvr_sim.tasks import TASKS, task_members
 REPO = Path(__file__).resolve().parents[2]
 PERIPHERY = ("envs", "policies", "evaluations", "training")
 
-# Known violations, all in files owned by other engineers: (importing file, what it must not import).
-# Each owner removes its line with the fix; a stale line fails `test_contract_allowlist_is_live`.
-ALLOWED: set[tuple[str, str]] = {
-    ("evaluations/real2sim.py", "viewer"),  # builds its worlds with rlvr_sim.viewer.worlds
-}
+# Known violations: (importing file, what it must not import). None left; a stale entry added here fails
+# `test_contract_allowlist_is_live`.
+ALLOWED: set[tuple[str, str]] = set()
 # Registered tasks that do not yet declare a protocol member: {task name: {member, ...}}.
 ALLOWED_MISSING_MEMBERS: dict[str, set[str]] = {}
 

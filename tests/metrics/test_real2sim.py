@@ -187,7 +187,7 @@ def test_simpler_published_pick_coke_can_by_hand(tmp_path) -> None:
     repo = Path(__file__).resolve().parents[2]
     out = tmp_path / "out"
     subprocess.run(
-        [sys.executable, "evaluations/real2sim.py", "--table", str(table), "--out-dir", str(out)],
+        [sys.executable, "evaluations/real2sim.py", "--table", str(table), "--out", str(out)],
         cwd=repo,
         check=True,
         capture_output=True,
