@@ -35,6 +35,7 @@ from rlvr_sim.policies.textgame_agents import RandomTextGameAgent
 
 import rlvr_sim  # noqa: F401  (registers the env ids)
 from rlvr_sim.reporting import emit_json
+from rlvr_sim.resources import display_path
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE_REV = "a5bb902"  # the last commit before envs/lm_env.py
@@ -226,7 +227,7 @@ def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, 
     return {
         "benchmark": name,
         "command": f"python benchmarks/{name}.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "checkpoint": str(checkpoint),
+        "checkpoint": display_path(checkpoint),
         "parameters": sum(p.numel() for p in model.parameters()),
         "baseline_rev": args.baseline_rev,
         "sampler": sampler_state(),

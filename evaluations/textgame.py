@@ -30,7 +30,7 @@ from rlvr_sim.metrics.textgame import (
     is_changed_transition,
     text_game_reward,
 )
-from rlvr_sim.resources import asset_path, packaged_results, results_dir
+from rlvr_sim.resources import asset_path, display_path, packaged_results, results_dir
 
 EMBEDDED = {
     "SFT": "textgame_sft",
@@ -126,7 +126,7 @@ def evaluate_checkpoint(checkpoint: str, data_path: str, batch_size: int = 32, p
     row = evaluate_predictions(transitions, responses)
     if pass_at:
         row["pass_at_k"] = pass_at_k(world_model, transitions, pass_at, batch_size)
-    row.update(checkpoint=str(checkpoint), prompts_too_long=too_long, seconds=round(time.time() - start, 1))
+    row.update(checkpoint=display_path(checkpoint), prompts_too_long=too_long, seconds=round(time.time() - start, 1))
     return row
 
 

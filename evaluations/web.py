@@ -31,7 +31,7 @@ import torch
 from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
 from rlvr_sim.metrics.web import item_change_f1
 from rlvr_sim.reporting import add_out_argument
-from rlvr_sim.resources import asset_path, packaged_results, results_dir
+from rlvr_sim.resources import asset_path, display_path, packaged_results, results_dir
 
 DEFAULT_MODELS = (("SFT", asset_path("web_sft")), ("RLVR", asset_path("web_rlvr")))
 NO_CHANGE = "New items:\nNone\n\nDeleted items:\nNone\n\nUpdated items:\nNone"
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                                                  args.batch_size, args.seed)
         if args.twins_of and twins is None:
             twins = twin_flags(keys, args.twins_of)
-        rows.append({"model": name, "checkpoint": str(path), **score_predictions(predictions, golds),
+        rows.append({"model": name, "checkpoint": display_path(path), **score_predictions(predictions, golds),
                      "f1_per_transition": per_transition_f1(predictions, golds),
                      "seconds": round(time.time() - start, 1), "command": command.strip(), "examples": predictions[:3]})
         if twins is not None:

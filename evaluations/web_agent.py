@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr_sim.reporting import add_out_argument
-from rlvr_sim.resources import asset_path, results_dir
+from rlvr_sim.resources import asset_path, display_path, results_dir
 
 AGENTS = ("policy", "mpc-sft", "mpc-rlvr", "mpc-browser")
 
@@ -162,7 +162,7 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
     for name in models:
         picks = [s["models"][name]["pick"] for s in states]
         f1s = [f for s in states for f in s["models"][name]["f1"].values()]
-        summary[name] = {"checkpoint": str(models[name]), "f1": 100.0 * float(np.mean(f1s)), "transitions": len(f1s),
+        summary[name] = {"checkpoint": display_path(models[name]), "f1": 100.0 * float(np.mean(f1s)), "transitions": len(f1s),
                          "agreement": 100.0 * float(np.mean([p == s["real_pick"] for p, s in zip(picks, states)])),
                          "true_value": float(np.mean([s["real_scores"][p] for p, s in zip(picks, states)]))}
     return {"summary": summary, "states": states}
