@@ -54,7 +54,7 @@ from rlvr_sim.metrics.real2sim import (
 from rlvr_sim.reporting import add_out_argument
 
 DEFAULT_POLICIES = ("expert", "good", "laggy", "mediocre", "poor", "bc", "random")
-DEFAULT_SIMS = "real,mujoco,learned:pusht_pose_base"
+DEFAULT_SIMS = "real,mujoco,learned:pusht_pose_base,learned:pusht_pose_rlvr"
 DEFAULT_OUT = "evaluations/results/real2sim_pusht"
 MUJOCO_ID = "RLVRSim/PushT-MuJoCo-v0"
 # --perturb-sweep: for each gap of the MuJoCo sim to gym-pusht, the levels charted (the first is none).
