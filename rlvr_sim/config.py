@@ -172,7 +172,7 @@ def _validate(c: RunConfig) -> None:
         (lambda: c.schedule in ("constant", "cosine"), "schedule must be constant or cosine"),
         (lambda: isinstance(c.model, dict) and ("preset" in c.model or "name_or_path" in c.model),
          "model needs a `preset` or a `name_or_path`"),
-        (lambda: "grow_layers" not in c.model or (c.model.get("name_or_path") and isinstance(c.model["grow_layers"], int)
+        (lambda: c.model.get("grow_layers") is None or (c.model.get("name_or_path") and isinstance(c.model["grow_layers"], int)
                                                   and not isinstance(c.model["grow_layers"], bool)),
          "model.grow_layers (an integer: the deeper model's layer count) needs model.name_or_path"),
         (lambda: isinstance(c.task_args, dict), "task_args must be a mapping"),

@@ -56,6 +56,8 @@ def test_grow_layers_needs_a_checkpoint_and_an_integer():
         load_config(None, ["model.preset=tiny-5m", "model.grow_layers=8"])
     with pytest.raises(ConfigError, match="grow_layers"):
         load_config(None, ["model.name_or_path=x", "model.grow_layers=eight"])
+    # null switches a preset's growth off (continuing an already grown checkpoint)
+    assert load_config(None, ["model.name_or_path=x", "model.grow_layers=null"]).model["grow_layers"] is None
 
 
 def test_sft_run_grows_the_checkpoint_and_saves_the_deeper_model(addition_sft, tmp_path):
