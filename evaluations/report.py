@@ -122,7 +122,30 @@ def _textgame_env(data: dict) -> list[str]:
             f"| learned world model, batch 1 | {data['world_model_env_steps_per_s_batch1']:.2f} |",
             f"| learned world model, batch {batch} (world steps of all {batch}) | {data[key]:.2f} |",
             f"\nBatch {batch} over batch 1: **{data['batched_speedup']:.1f}x** ({data.get('parameters', '?')} parameters, "
-            f"{data.get('torch_threads', '?')} thread)."]
+            f"{data.get('torch_threads', '?')} thread).", "", *_env_cases(data)]
+
+
+def _env_cases(data: dict) -> list[str]:
+    """The old-vs-new rows of an LM world-model env benchmark (benchmarks/env_benchmark: equal work, side by side)."""
+    base = data.get("baseline_rev", "?")
+    lines = [f"| case | steps/s at {base} | steps/s now | now / then | same predictions |", "|---|---:|---:|---:|---|"]
+    for name, case in data.get("cases", {}).items():
+        lines.append(f"| {name} | {case['old_steps_per_s']:.3f} | {case['new_steps_per_s']:.3f} | "
+                     f"**{case['speedup_new_vs_old']:.2f}x** | {'yes' if case.get('identical_predictions') else 'no'} |")
+    return lines
+
+
+def _web_env(data: dict) -> list[str]:
+    key = next(k for k in data if k.startswith("world_model_steps_per_s_batch"))
+    batch = key.removeprefix("world_model_steps_per_s_batch")
+    bound = data.get("prompt_lookup_bound", {})
+    lines = _env_cases(data)
+    lines.append(f"\nBatch {batch} over batch 1 (now): **{data['batched_speedup']:.2f}x**; a batch of {batch} against the "
+                 f"old code's loop over {batch} envs: {data.get(f'vector_env_batch{batch}_vs_old_loop_of_{batch}', float('nan')):.2f}x. "
+                 f"Prompt-lookup bound: {bound.get('tokens_per_forward', float('nan')):.2f} answer tokens per forward "
+                 f"({bound.get('answers', '?')} answers). {data.get('decoding', '')}; {data.get('parameters', '?')} "
+                 f"parameters, {data.get('torch_threads', '?')} thread.")
+    return lines
 
 
 def _video_env(data: dict) -> list[str]:
@@ -147,7 +170,7 @@ def _viewer_fps(data: dict) -> list[str]:
 
 # headline figures per benchmark file (stem); any other JSON gets the generic figure/value table
 HEADLINES = {"grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
-             "video_env": _video_env, "viewer_fps": _viewer_fps}
+             "video_env": _video_env, "viewer_fps": _viewer_fps, "web_env": _web_env}
 
 
 def benchmark_headlines(path: Path) -> str:
