@@ -293,7 +293,8 @@ def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: i
         out = sample(model, [e.prompt_ids for e in examples], max_new_tokens=spec.max_new_tokens,
                      temperature=temperature, pad_token_id=task.pad_token_id,
                      seeds=[seed + i for i in range(len(examples))], allowed_token_range=task.code_range)
-        codes = np.array([c[: task.codec.cond_tokens] for c in out.completions()])
+        tokens = np.array([c[: task.codec.cond_tokens] for c in out.completions()])
+        codes = task.codec.to_codes(w.cond_codes[index, k - 1], tokens)  # relational: apply the T's displacement
         preds[name] = task.decode_predictions(codes[:, None], index, "test")[:, 0]
     rows, per_window = {}, {}
     for name, pred in preds.items():
@@ -479,9 +480,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["gains"] = gains(per_window, pairs)
     states = start_states(long_task, args.starts)
     results["action_response"] = action_response(rolled, states, settings["frame_skip"], base.image_size, args.seed)
-    single_task = VideoTask(mode="single", horizon=4, context_frames=4, **common)
-    results["single"] = single_step(single_task, {name: world.model for name, world in worlds.items()},
-                                    args.windows, args.seed, lpips, greedy=args.greedy)
+    results["single"] = {}
+    for layout in dict.fromkeys("relational" if w.codec.relational else "pose" for w in worlds.values()):
+        # one single-step task per token layout (the prompts differ; windows, truth and baselines do not)
+        single_task = VideoTask(mode="single", horizon=4, context_frames=4, layout=layout, **common)
+        models = {name: world.model for name, world in worlds.items()
+                  if ("relational" if world.codec.relational else "pose") == layout}
+        part = single_step(single_task, models, args.windows, args.seed, lpips, greedy=args.greedy)
+        for key, value in part.items():
+            results["single"][key] = {**results["single"].get(key, {}), **value} if isinstance(value, dict) else value
     from rlvr_sim.resources import results_dir
 
     out = Path(args.out) if args.out else results_dir() / "video"

@@ -55,16 +55,24 @@ def median_codes(logits: torch.Tensor, slot: int, tokenizer: PoseTokenizer) -> t
     every time. The median of the ordered bins is the point estimate with the least expected absolute error.
     The angle slot is circular: its bins are read in order starting half a turn from the most likely bin.
     The slot's "not visible" code wins when it holds more than half the mass."""
-    bins, size = tokenizer.config.bins, tokenizer.config.slot_size
-    probs = torch.softmax(logits[:, slot * size : (slot + 1) * size].double(), dim=-1)
+    size = tokenizer.config.slot_size
+    return median_in_range(logits, slot * size, (slot + 1) * size, circular=SLOTS[slot] == "block_angle")
+
+
+def median_in_range(logits: torch.Tensor, lo: int, hi: int, circular: bool = False) -> torch.Tensor:
+    """Per row, the token at the median of the next-token distribution restricted to the ordered bins
+    [lo, hi - 1) (the last id of the range means "not visible" / "unknown" and wins with more than half
+    the mass); `circular` reads the bins in order starting half a turn from the most likely one."""
+    bins = hi - lo - 1
+    probs = torch.softmax(logits[:, lo:hi].double(), dim=-1)
     absent, values = probs[:, -1], probs[:, :-1]
     shift = torch.zeros(len(probs), dtype=torch.long)
-    if SLOTS[slot] == "block_angle":
+    if circular:
         shift = values.argmax(-1) - bins // 2
         values = torch.gather(values, 1, (torch.arange(bins)[None, :] + shift[:, None]) % bins)
     cdf = values.cumsum(-1) / values.sum(-1, keepdim=True)
     index = ((cdf < 0.5).sum(-1) + shift) % bins
-    return torch.where(absent > 0.5, torch.full_like(index, bins), index) + slot * size
+    return torch.where(absent > 0.5, torch.full_like(index, bins), index) + lo
 
 
 class VideoWorldModel:
@@ -179,22 +187,26 @@ class VideoWorldModel:
         if self.steps_since_anchor >= self.horizon:
             self._roll()
         bins = self.action_bins.encode(actions)
-        action_ids = [self.codec.action_tokens(b) for b in bins]
+        action_ids = self.codec.chunks(self.history_codes[-1], bins).tolist()  # the action (+ body frame)
         if self.session is None:
             prompts = [prefix + ids for prefix, ids in zip(self.prefix, action_ids)]
             self.session = DecodeSession(self.model, prompts, generators=self.generators,
                                          pad_token_id=self.codec.pad_id)
         else:
             self.session.feed(torch.tensor(action_ids, dtype=torch.long))
-        codes = []
+        codes, ranges = [], self.codec.slot_ranges()
         for slot in range(self.codec.cond_tokens):
-            if median:
+            allowed = (0, self.codec.frame_vocab)  # any frame token, as `sample()` draws them (one path)
+            if median and self.codec.relational:
+                token = median_in_range(self.session.logits, *ranges[slot])
+            elif median:
                 token = median_codes(self.session.logits, slot, self.tokenizer)
             else:
-                token, _ = self.session.draw(temperature, allowed_token_range=(0, self.codec.codebook_size))
+                token, _ = self.session.draw(temperature, allowed_token_range=allowed)
             codes.append(token)
             self.session.feed(token[:, None])
-        code_array = torch.stack(codes, dim=1).numpy()
+        # generated tokens -> pose codes (relational: the T moved by its body-frame displacement)
+        code_array = self.codec.to_codes(self.history_codes[-1], torch.stack(codes, dim=1).numpy())
         self.last_frames = self.tokenizer.decode(code_array, self.anchor, CONDITIONAL)
         self.last_codes = code_array
         self.history_frames.append(self.last_frames)

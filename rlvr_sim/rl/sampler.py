@@ -415,7 +415,9 @@ def sample(
 
     temperature 0 means greedy decoding. `forced[i]` lists the token chunks appended to prompt i's
     continuations after every `interleave_every` generated tokens; chunks at the same position must
-    have the same length across prompts. `max_new_tokens` counts generated tokens only. With
+    have the same length across prompts. Where `forced[i]` is also callable (chunks that depend on what
+    was generated, e.g. `rlvr_sim.tasks.video.StateForcing`), each sample's chunk is
+    `forced[i](chunk_index, its tokens so far)`; the list itself then only gives the count and lengths. `max_new_tokens` counts generated tokens only. With
     `drop_finished`, rows that emitted a stop token leave the batch once they are a quarter of it (the
     samples are the same either way).
     """
@@ -474,10 +476,18 @@ def sample(
                 rows = active
         session.feed(token[:, None], alive[:, None])
         if forced is not None and generated % interleave_every == 0 and chunk_index < len(forced[0]):
-            chunk_rows = [list(f[chunk_index]) for f in forced]
+            if callable(forced[0]):  # per sample, from its own tokens (rows that left the batch: padding)
+                width_now = len(forced[0][chunk_index])
+                done = tokens[:, :column].tolist()
+                chunk_rows = [list(forced[r // group_size](chunk_index, done[r])) if not finished[r]
+                              else [pad_token_id] * width_now for r in range(n_rows)]
+            else:
+                chunk_rows = [list(f[chunk_index]) for f in forced]
             if len({len(c) for c in chunk_rows}) != 1 or not chunk_rows[0]:
                 raise ValueError(f"forced chunk {chunk_index} must be non-empty and equally long for all prompts")
-            chunk = torch.tensor(chunk_rows, dtype=torch.long, device=device).repeat_interleave(group_size, 0)
+            chunk = torch.tensor(chunk_rows, dtype=torch.long, device=device)
+            if not callable(forced[0]):
+                chunk = chunk.repeat_interleave(group_size, 0)
             alive = ~finished
             if not everyone:
                 chunk, alive = chunk[active], alive[active]

@@ -43,28 +43,74 @@ WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable pr
 REWARD_KINDS = ("perceptual", "object", "both")
 # augment: "d4" trains on every window under the eight symmetries of the square arena (pose codes only);
 AUGMENTS = ("none", "d4", "d4_shift")
+# layout: "pose" = each frame's pose codes; "relational" = agent codes + the T's body-frame displacement,
+# with body-frame agent and target tokens forced after each frame (`VideoCodec`, docs/video.md)
+LAYOUTS = ("pose", "relational")
 # "d4_shift" adds SHIFT_COPIES copies of every symmetric window translated by up to SHIFT_MAX pose bins
 # (16 bins = 64 world units = 8 px at 64x64), where the walls stay out of reach (see VideoTask._shifts)
 SHIFT_COPIES, SHIFT_MAX = 2, 16
 
 
+# Relational pose layout (`VideoCodec.relational`, task option `layout: relational`; pose tokenizer only).
+# Generated per frame: agent x, y (pose codes) and the T's displacement since the previous frame in that
+# frame's T body frame (du, dv in world units, dtheta in angle bins); forced after every frame besides the
+# action: the agent's position and the commanded target in the current T body frame. Contact is a fixed
+# region of the T's body frame, so in these coordinates a push is the same push wherever the T lies and
+# however it is turned (docs/video.md gives the measured reason).
+DISP_RANGE, ANGLE_DISP_RANGE = 96, 32  # |du|, |dv| <= 96 world units (1 per bin), |dtheta| <= 32 angle bins
+REL_RANGE, REL_STEP = 160, 2  # body-frame positions in [-160, 160] world units, 2 units per bin (clipped)
+REL_SLOTS = ("agent_u", "agent_v", "target_u", "target_v")
+
+
 @dataclass
 class VideoCodec:
-    """Token layout shared by the task, the evaluation and the env (saved with the checkpoint)."""
+    """Token layout shared by the task, the evaluation and the env (saved with the checkpoint).
+
+    Vocabulary: [frame codes | displacement tokens (relational only) | action bins | body-frame tokens
+    (relational only) | PAD, BOS]. `cond_tokens` tokens are generated per frame and `chunk_len` forced
+    after it (the action; with `relational` also its body-frame tokens, see the comment above)."""
 
     codebook_size: int
     action_dim: int
     abs_tokens: int
     cond_tokens: int
     num_bins: int = 256
+    relational: bool = False
+    action_low: list[float] | None = None  # world range of the action bins (relational: targets in body frame)
+    action_high: list[float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.relational and (self.abs_tokens != 5 or self.cond_tokens != 5 or self.action_dim != 2
+                                or self.action_low is None or self.action_high is None):
+            raise ValueError("the relational layout needs the PushT pose tokenizer (5 codes per frame), 2-D "
+                             "actions and their world range (action_low, action_high)")
+
+    # ---- vocabulary ----
+    @property
+    def disp_sizes(self) -> tuple[int, ...]:
+        """Codes per displacement slot (du, dv, dtheta), each with a last "unknown" code."""
+        return (2 * DISP_RANGE + 2, 2 * DISP_RANGE + 2, 2 * ANGLE_DISP_RANGE + 2) if self.relational else ()
+
+    @property
+    def frame_vocab(self) -> int:
+        """Token ids [0, frame_vocab) are the ones a generated frame may hold."""
+        return self.codebook_size + sum(self.disp_sizes)
 
     @property
     def action_offset(self) -> int:
-        return self.codebook_size
+        return self.frame_vocab
+
+    @property
+    def rel_size(self) -> int:
+        return 2 * (REL_RANGE // REL_STEP) + 2  # bins plus "unknown" (the T not visible)
+
+    @property
+    def rel_offset(self) -> int:
+        return self.action_offset + self.num_bins * self.action_dim
 
     @property
     def pad_id(self) -> int:
-        return self.codebook_size + self.num_bins * self.action_dim
+        return self.rel_offset + (len(REL_SLOTS) * self.rel_size if self.relational else 0)
 
     @property
     def bos_id(self) -> int:
@@ -74,6 +120,26 @@ class VideoCodec:
     def vocab_size(self) -> int:
         return self.bos_id + 1
 
+    @property
+    def chunk_len(self) -> int:
+        """Forced tokens after every frame: the action (and its body-frame tokens, relational)."""
+        return self.action_dim + (len(REL_SLOTS) if self.relational else 0)
+
+    @property
+    def pose_bins(self) -> int:
+        return self.codebook_size // 5 - 1
+
+    def slot_ranges(self) -> list[tuple[int, int]]:
+        """[lo, hi) token ids of each generated frame slot (pose slots, or agent + displacement slots)."""
+        size = self.codebook_size // self.cond_tokens
+        if not self.relational:
+            return [(i * size, (i + 1) * size) for i in range(self.cond_tokens)]
+        out, lo = [(0, size), (size, 2 * size)], self.codebook_size
+        for n in self.disp_sizes:
+            out.append((lo, lo + n))
+            lo += n
+        return out
+
     def action_tokens(self, bins: np.ndarray) -> list[int]:
         """Binned action (A,) -> A token ids."""
         bins = np.asarray(bins).reshape(-1)
@@ -81,33 +147,167 @@ class VideoCodec:
             raise ValueError(f"expected {self.action_dim} action bins, got shape {bins.shape}")
         return [self.action_offset + d * self.num_bins + int(b) for d, b in enumerate(bins)]
 
+    # ---- relational geometry (vectorised over leading dimensions) ----
+    def _poses(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pose codes (..., 5) -> (states (..., 5) at bin centres, NaN if not visible; angle bin index)."""
+        bins = self.pose_bins
+        index = np.asarray(codes) % (bins + 1)
+        unit = (index + 0.5) / bins
+        states = np.stack([unit[..., 0] * 512, unit[..., 1] * 512, unit[..., 2] * 512, unit[..., 3] * 512,
+                           unit[..., 4] * 2 * np.pi - np.pi], -1)
+        return np.where(index == bins, np.nan, states), index[..., 4]
+
+    def chunks(self, codes: np.ndarray, action_bins: np.ndarray) -> np.ndarray:
+        """Forced tokens (..., chunk_len) after frames with pose codes (..., 5) given action bins (..., A)."""
+        action_bins = np.asarray(action_bins, dtype=np.int64)
+        offsets = self.action_offset + self.num_bins * np.arange(self.action_dim)
+        act = action_bins + offsets
+        if not self.relational:
+            return act
+        states, _ = self._poses(codes)
+        low, high = np.asarray(self.action_low), np.asarray(self.action_high)
+        target = low + (action_bins + 0.5) / self.num_bins * (high - low)
+        c, s = np.cos(states[..., 4]), np.sin(states[..., 4])
+        rel = []
+        for px, py in ((states[..., 0], states[..., 1]), (target[..., 0], target[..., 1])):
+            dx, dy = px - states[..., 2], py - states[..., 3]
+            rel += [c * dx + s * dy, -s * dx + c * dy]
+        half = REL_RANGE // REL_STEP
+        out = [act]
+        for i, value in enumerate(rel):
+            index = np.clip(np.round(np.nan_to_num(value) / REL_STEP), -half, half).astype(np.int64) + half
+            index = np.where(np.isnan(value), self.rel_size - 1, index)
+            out.append((self.rel_offset + i * self.rel_size + index)[..., None])
+        return np.concatenate(out, -1)
+
+    def frame_tokens(self, prev: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Generated tokens (..., cond_tokens) of the frame with pose codes `codes` after the frame `prev`."""
+        codes = np.asarray(codes, dtype=np.int64)
+        if not self.relational:
+            return codes
+        before, angle_before = self._poses(prev)
+        after, angle_after = self._poses(codes)
+        c, s = np.cos(before[..., 4]), np.sin(before[..., 4])
+        dx, dy = after[..., 2] - before[..., 2], after[..., 3] - before[..., 3]
+        bins = self.pose_bins
+        dtheta = (angle_after - angle_before + bins // 2) % bins - bins // 2
+        unknown = np.isnan(before[..., 2:]).any(-1) | np.isnan(after[..., 2:]).any(-1)
+        lo, out = self.codebook_size, [codes[..., :2]]
+        for value, limit, n in ((c * dx + s * dy, DISP_RANGE, self.disp_sizes[0]),
+                                (-s * dx + c * dy, DISP_RANGE, self.disp_sizes[1]),
+                                (dtheta, ANGLE_DISP_RANGE, self.disp_sizes[2])):
+            index = np.clip(np.round(np.nan_to_num(value)), -limit, limit).astype(np.int64) + limit
+            out.append((lo + np.where(unknown, n - 1, index))[..., None])
+            lo += n
+        return np.concatenate(out, -1)
+
+    def to_codes(self, prev: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """Pose codes (..., 5) of generated frame tokens (..., cond_tokens) after the frame `prev`.
+
+        Relational: the agent codes as generated, the T moved by the displacement in `prev`'s body frame and
+        re-quantised; an "unknown" displacement (or a token outside its slot) keeps the T where it was, and
+        a T that was not visible stays so. Otherwise the tokens are the codes."""
+        tokens = np.asarray(tokens, dtype=np.int64)
+        if not self.relational:
+            return tokens
+        prev = np.asarray(prev, dtype=np.int64)
+        bins, slot = self.pose_bins, self.pose_bins + 1
+        before, angle_before = self._poses(prev)
+        ranges = self.slot_ranges()
+        values, known = [], []
+        for i, limit in ((2, DISP_RANGE), (3, DISP_RANGE), (4, ANGLE_DISP_RANGE)):
+            lo, hi = ranges[i]
+            inside = (tokens[..., i] >= lo) & (tokens[..., i] < hi - 1)
+            values.append(np.where(inside, tokens[..., i] - lo - limit, 0).astype(np.float64))
+            known.append(inside)
+        moved = known[0] & known[1] & known[2] & np.isfinite(before[..., 2:]).all(-1)
+        c, s = np.cos(before[..., 4]), np.sin(before[..., 4])
+        x = before[..., 2] + c * values[0] - s * values[1]
+        y = before[..., 3] + s * values[0] + c * values[1]
+        def index(v: np.ndarray) -> np.ndarray:
+            return np.clip(np.floor(np.nan_to_num(v) / 512 * bins), 0, bins - 1).astype(np.int64)
+
+        out = prev % slot
+        agent = [np.where((tokens[..., i] >= 0) & (tokens[..., i] < self.codebook_size), tokens[..., i] % slot,
+                          out[..., i]) for i in (0, 1)]
+        block = [np.where(moved, index(x), out[..., 2]), np.where(moved, index(y), out[..., 3]),
+                 np.where(moved, (angle_before + values[2].astype(np.int64)) % bins, out[..., 4])]
+        return np.stack([*agent, *block], -1) + np.arange(5) * slot
+
+    # ---- layout ----
+    def window_array(self, abs_codes: np.ndarray, cond_codes: np.ndarray, action_bins: np.ndarray) -> np.ndarray:
+        """Full layouts (W, L) of W windows: BOS x0 c0 f1 c1 ... f_n for n = cond_codes.shape[1] frames
+        (abs_codes (W, abs_tokens); cond_codes (W, n, cond_tokens) pose codes of x_1..x_n; action_bins
+        (W, >= n, A)); c_t = `chunks` of frame t and a_t, f_t = `frame_tokens` of x_t after x_{t-1}."""
+        abs_codes = np.asarray(abs_codes, dtype=np.int64)
+        cond_codes = np.asarray(cond_codes, dtype=np.int64).reshape(len(abs_codes), -1, self.cond_tokens)
+        n = cond_codes.shape[1]
+        frames = np.concatenate([abs_codes[:, None], cond_codes], 1) if self.relational else None
+        parts = [np.full((len(abs_codes), 1), self.bos_id), abs_codes]
+        chunk_from = frames[:, :n] if self.relational else np.zeros((len(abs_codes), n, 5), np.int64)
+        chunk = self.chunks(chunk_from, np.asarray(action_bins)[:, :n])
+        gen = self.frame_tokens(frames[:, :-1], frames[:, 1:]) if self.relational else cond_codes
+        body = np.concatenate([chunk, gen], -1).reshape(len(abs_codes), -1)
+        return np.concatenate([*parts, body], 1)
+
     def window_tokens(self, abs_codes: np.ndarray, cond_codes: np.ndarray, action_bins: np.ndarray) -> list[int]:
-        """Full layout BOS x0 a0 f1 a1 ... f_n for n = len(cond_codes) (action_bins has >= n rows)."""
-        tokens = [self.bos_id, *map(int, abs_codes)]
-        for t, codes in enumerate(cond_codes):
-            tokens += self.action_tokens(action_bins[t])
-            tokens += list(map(int, codes))
-        return tokens
+        """Full layout BOS x0 c0 f1 c1 ... f_n of one window (action_bins has >= n rows)."""
+        cond = np.asarray(cond_codes, dtype=np.int64).reshape(-1, self.cond_tokens)
+        return self.window_array(np.asarray(abs_codes)[None], cond[None], np.asarray(action_bins)[None])[0].tolist()
 
     def parse_frames(self, completion: list[int], n_frames: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """Frame codes (n_frames, cond_tokens) out of `f a f a ... f` and a per-frame validity mask.
+        """Generated frame tokens (n_frames, cond_tokens) out of `f c f c ... f` and a per-frame validity mask.
 
-        None if the completion is too short for the layout; a frame holding a non-code token is marked
-        invalid (its codes are zero-filled) so the reward can score it as the worst frame.
+        None if the completion is too short for the layout; a frame holding a token outside its slot's
+        range (relational) or outside the codes (otherwise) is marked invalid (zero-filled) so the reward
+        can score it as the worst frame.
         """
-        stride = self.cond_tokens + self.action_dim
-        expected = n_frames * self.cond_tokens + (n_frames - 1) * self.action_dim
+        stride = self.cond_tokens + self.chunk_len
+        expected = n_frames * self.cond_tokens + (n_frames - 1) * self.chunk_len
         if len(completion) < expected:
             return None
         frames = np.zeros((n_frames, self.cond_tokens), dtype=np.int64)
         valid = np.ones(n_frames, dtype=bool)
+        ranges = self.slot_ranges() if self.relational else [(0, self.codebook_size)] * self.cond_tokens
         for t in range(n_frames):
             codes = completion[t * stride : t * stride + self.cond_tokens]
-            if all(0 <= c < self.codebook_size for c in codes):
+            if all(lo <= c < hi for c, (lo, hi) in zip(codes, ranges)):
                 frames[t] = codes
             else:
                 valid[t] = False
         return frames, valid
+
+    def frames_to_codes(self, prev: np.ndarray, frames: np.ndarray) -> np.ndarray:
+        """Pose codes (..., F, 5) of F consecutive generated frames (..., F, cond_tokens) after `prev`."""
+        frames = np.asarray(frames, dtype=np.int64)
+        if not self.relational:
+            return frames
+        out, last = np.zeros_like(frames), np.asarray(prev, dtype=np.int64)
+        for t in range(frames.shape[-2]):
+            last = out[..., t, :] = self.to_codes(last, frames[..., t, :])
+        return out
+
+
+class StateForcing(list):
+    """Forced chunks of one multi-step example whose chunks depend on the generated frames (relational).
+
+    As a list it holds the teacher-forced chunks (the true frames'; SFT and its loss mask use them); called
+    by the sampler as `forcing(index, tokens)` with the row's tokens so far it computes chunk `index` from
+    the frames the row itself generated, so a sampled rollout never sees the true frames."""
+
+    def __init__(self, chunks: list[list[int]], codec: VideoCodec, anchor: np.ndarray, action_bins: np.ndarray):
+        super().__init__(chunks)
+        self.codec, self.anchor, self.action_bins = codec, np.asarray(anchor), np.asarray(action_bins)
+
+    def __call__(self, index: int, tokens: list[int]) -> list[int]:
+        codec = self.codec
+        stride = codec.cond_tokens + codec.chunk_len
+        if len(tokens) < (index + 1) * codec.cond_tokens + index * codec.chunk_len:
+            raise ValueError(f"chunk {index} asked before frame {index + 1} was generated")
+        # the frames as generated (a token outside its slot keeps that quantity, as the env reads them)
+        raw = np.array([tokens[t * stride : t * stride + codec.cond_tokens] for t in range(index + 1)])
+        codes = codec.frames_to_codes(self.anchor, raw)[-1]
+        return self.codec.chunks(codes, self.action_bins[index + 1]).tolist()
 
 
 @dataclass
@@ -155,6 +355,7 @@ class VideoTask:
         augment: str = "none",
         extra_train_dirs: list[str] | tuple[str, ...] = (),
         contact_weight: float = 0.0,
+        layout: str = "pose",
     ) -> None:
         from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
@@ -190,8 +391,13 @@ class VideoTask:
         self._action_bins_override = action_bins
         self.windows = self._load_windows(Path(cache_dir) if cache_dir else None)
         cfg = self.frame_tokenizer.config
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        if layout == "relational" and not hasattr(self.frame_tokenizer, "symmetry_codes"):
+            raise ValueError("layout='relational' needs the PushT pose tokenizer (it reads poses from the codes)")
         self.codec = VideoCodec(cfg.codebook_size, self.action_bins.action_dim,
-                                cfg.tokens_per_frame("absolute"), cfg.tokens_per_frame("conditional"))
+                                cfg.tokens_per_frame("absolute"), cfg.tokens_per_frame("conditional"),
+                                self.action_bins.num_bins, **self._layout_args(layout))
         self.pad_token_id = self.codec.pad_id
         self.vocab_size = self.codec.vocab_size
         self._lpips = None
@@ -260,6 +466,12 @@ class VideoTask:
         flat = frames.reshape(-1, *frames.shape[2:])
         cond = tok.encode(flat, np.repeat(context, T + 1, axis=0), CONDITIONAL).reshape(len(starts), T + 1, -1)
         return Windows(context, future, abs_codes, cond, self.action_bins.encode(actions))
+
+    def _layout_args(self, layout: str) -> dict[str, Any]:
+        if layout == "pose":
+            return {}
+        return {"relational": True, "action_low": self.action_bins.low.tolist(),
+                "action_high": self.action_bins.high.tolist()}
 
     # --------------------------------------------------------------------------------- augmentation
     def _check_augment(self) -> None:
@@ -367,21 +579,28 @@ class VideoTask:
 
     def _examples(self, split: str, sym: int, shift: np.ndarray, rows: np.ndarray, abs_codes: np.ndarray,
                   cond_codes: np.ndarray, action_bins: np.ndarray) -> list[Example]:
-        out = []
+        codec, out = self.codec, []
+        full_array = codec.window_array(abs_codes, cond_codes[:, 1:], action_bins)
+        stride = codec.cond_tokens + codec.chunk_len
         for j, i in enumerate(rows.tolist()):
-            full = self.codec.window_tokens(abs_codes[j], cond_codes[j, 1:], action_bins[j])
+            full = full_array[j].tolist()
             tag = {"sym": sym, "shift": shift[j].tolist()} if sym or shift[j].any() else {"sym": 0}
             if self.mode == "multi":
-                cut = 1 + self.codec.abs_tokens + self.codec.action_dim
-                forced = [self.codec.action_tokens(action_bins[j, t]) for t in range(1, self.horizon)]
+                cut = 1 + codec.abs_tokens + codec.chunk_len
+                start = cut + codec.cond_tokens
+                forced = [full[start + t * stride : start + t * stride + codec.chunk_len] for t in range(self.horizon - 1)]
                 meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, **tag}
+                if codec.relational:  # chunks follow the generated frames when sampling
+                    forced = StateForcing(forced, codec, abs_codes[j], action_bins[j])
+                    meta["prev"] = abs_codes[j].tolist()
                 out.append(Example(full[:cut], full[cut:], forced, meta))
             else:
                 k = self.context_frames
-                stride = self.codec.cond_tokens + self.codec.action_dim
-                cut = 1 + self.codec.abs_tokens + k * stride - self.codec.cond_tokens
+                cut = 1 + codec.abs_tokens + k * stride - codec.cond_tokens
                 meta = {"split": split, "index": i, "first": k, "frames": 1, **tag}
-                out.append(Example(full[:cut], full[cut : cut + self.codec.cond_tokens], None, meta))
+                if codec.relational:
+                    meta["prev"] = cond_codes[j, k - 1].tolist()
+                out.append(Example(full[:cut], full[cut : cut + codec.cond_tokens], None, meta))
         return out
 
     def generation_spec(self) -> GenerationSpec:
@@ -400,8 +619,8 @@ class VideoTask:
 
     @property
     def code_range(self) -> tuple[int, int]:
-        """Token ids of visual codes: the only tokens a frame position may hold."""
-        return (0, self.codec.codebook_size)
+        """Token ids a frame position may hold (visual codes; relational: also displacement tokens)."""
+        return (0, self.codec.frame_vocab)
 
     @property
     def perceptual(self):  # noqa: ANN201 - PerceptualMetric, imported lazily
@@ -463,6 +682,8 @@ class VideoTask:
             parsed = self.codec.parse_frames(completion, meta["frames"])
             if parsed is not None:
                 codes, valid = parsed
+                if self.codec.relational:  # generated tokens -> pose codes, in the example's own frame
+                    codes = self.codec.frames_to_codes(np.asarray(meta["prev"]), codes)
                 if "shift" in meta:  # a translated copy: move the prediction back first
                     codes = self._shift_codes(codes[None], -np.asarray(meta["shift"])[None])[0]
                 if meta.get("sym", 0):  # a symmetric copy: map the prediction back onto the true window
@@ -510,4 +731,4 @@ class VideoTask:
                                    "image_size": self.image_size, "augment": self.augment}}
 
 
-__all__ = ["VideoCodec", "VideoTask", "WORST_REWARD", "Windows"]
+__all__ = ["StateForcing", "VideoCodec", "VideoTask", "WORST_REWARD", "Windows"]
