@@ -182,3 +182,28 @@ def test_env_generates_what_sample_generates_in_the_relational_layout(tmp_path):
         assert (np.stack(stepped) == sampled).all()
     assert world.prefix[0] == codec.window_tokens(world.history_codes[0][0], [c[0] for c in world.history_codes[1:3]],
                                                   [b[0] for b in world.history_bins[:2]])
+
+
+def test_grpo_and_sft_steps_train_the_relational_layout(rel_setup, tmp_path):
+    """Two GRPO steps (object reward, sample-following chunks) and two SFT steps run end to end, and the
+    saved checkpoint serves as the env (its metadata carries the layout)."""
+    from rlvr_sim.config import load_config
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModelEnv
+    from rlvr_sim.rl.trainer import Trainer
+
+    tiny = {"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "num_key_value_heads": 2, "max_positions": 160}
+    args = {k: v for k, v in rel_setup.items()}
+    for stage in ("sft", "grpo"):
+        config = load_config(None, [], task="pusht", task_args={**args, "reward_kind": "object"}, model=tiny,
+                             steps=2, batch_size=2, micro_batch_size=2, group_size=2, eval_examples=0, lr=1e-3,
+                             output_dir=str(tmp_path / stage), progress=False)
+        trainer = Trainer(config, stage)
+        assert isinstance(trainer.train_examples[0].forced, StateForcing)
+        summary = trainer.run()
+        assert summary["steps"] == 2 and summary.get("reward_errors", 0) == 0
+    env = VideoWorldModelEnv(checkpoint=str(tmp_path / "grpo" / "final"))
+    assert env.world.codec.relational
+    task = make_task("pusht", **rel_setup)
+    obs, _ = env.reset(seed=0, options={"frame": task.windows["test"].context[0]})
+    assert env.step(np.array([100.0, 400.0], np.float32))[0].shape == obs.shape
