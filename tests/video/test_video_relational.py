@@ -187,8 +187,9 @@ def test_env_generates_what_sample_generates_in_the_relational_layout(tmp_path):
 def test_grpo_and_sft_steps_train_the_relational_layout(rel_setup, tmp_path):
     """Two GRPO steps (object reward, sample-following chunks) and two SFT steps run end to end, and the
     saved checkpoint serves as the env (its metadata carries the layout)."""
-    from rlvr_sim.config import load_config
     from rlvr_sim.envs.video.world_model_env import VideoWorldModelEnv
+
+    from rlvr_sim.config import load_config
     from rlvr_sim.rl.trainer import Trainer
 
     tiny = {"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
@@ -207,3 +208,9 @@ def test_grpo_and_sft_steps_train_the_relational_layout(rel_setup, tmp_path):
     task = make_task("pusht", **rel_setup)
     obs, _ = env.reset(seed=0, options={"frame": task.windows["test"].context[0]})
     assert env.step(np.array([100.0, 400.0], np.float32))[0].shape == obs.shape
+
+
+def test_unknown_layout_is_refused_by_name(rel_setup):
+    args = dict(rel_setup, layout="body")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        make_task("pusht", **args)
