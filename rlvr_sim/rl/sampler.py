@@ -417,8 +417,8 @@ def sample(
     continuations after every `interleave_every` generated tokens; chunks at the same position must
     have the same length across prompts. Where `forced[i]` is also callable (chunks that depend on what
     was generated, e.g. `rlvr_sim.tasks.video.StateForcing`), each sample's chunk is
-    `forced[i](chunk_index, its tokens so far)`; the list itself then only gives the count and lengths. `max_new_tokens` counts generated tokens only. With
-    `drop_finished`, rows that emitted a stop token leave the batch once they are a quarter of it (the
+    `forced[i](chunk_index, its tokens so far)`; the list itself then only gives the count and lengths.
+    `max_new_tokens` counts generated tokens only. With `drop_finished`, rows that emitted a stop token leave the batch once they are a quarter of it (the
     samples are the same either way).
     """
     if group_size < 1 or max_new_tokens < 1:

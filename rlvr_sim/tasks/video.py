@@ -8,7 +8,9 @@ starts at an anchor frame x_0 and lays out
     BOS | x_0 absolute codes | a_0 | f_1 | a_1 | f_2 | ... | a_{T-1} | f_T
 
 where f_t are the codes of x_t (conditional on x_0 for the FSQ tokenizer) and a_t the binned action that
-moves x_t to x_{t+1}. Two example kinds share that layout, so one MLE model serves both:
+moves x_t to x_{t+1}. With `layout="relational"` (pose tokenizer) f_t is the agent's codes plus the T's
+displacement in x_{t-1}'s T body frame, and a_t is followed by the agent's and the target's positions in
+x_t's T body frame (`VideoCodec`); a rollout computes those forced tokens from its own frames (`StateForcing`). Two example kinds share that layout, so one MLE model serves both:
 - multi-step (`mode="multi"`, RLVR-World's video setting): prompt BOS x_0 a_0; the model generates
   f_1..f_T and the ground-truth a_1..a_{T-1} are forced in between (sampler interleaving; never in the
   RL loss, and in the SFT loss only with `learn_forced`);
