@@ -14,17 +14,9 @@ BINS = {"low": [0, 0], "high": [512, 512], "num_bins": 256}
 
 
 @pytest.fixture(scope="module")
-def rel_setup(tmp_path_factory):
-    pytest.importorskip("gym_pusht")
-    from rlvr_sim.envs.video.collect import collect
-
-    from rlvr_sim.models.pose_tokenizer import PoseTokenizer
-
-    root = tmp_path_factory.mktemp("rel_task")
-    collect(root / "data", episodes=4, seed=0, max_steps=60, mix="expert:1,random:1")
-    PoseTokenizer().save(root / "tok")
-    return dict(data_dir=str(root / "data"), tokenizer_dir=str(root / "tok"), horizon=4, test_fraction=0.25,
-                train_stride=2, test_stride=2, lpips="st-lpips", action_bins=BINS, layout="relational")
+def rel_setup(pose_setup):
+    """Real gym-pusht episodes and the pose tokenizer (conftest's `pose_setup`), in the relational layout."""
+    return dict(pose_setup, action_bins=BINS, layout="relational")
 
 
 def _codec() -> VideoCodec:
@@ -194,9 +186,8 @@ def test_grpo_and_sft_steps_train_the_relational_layout(rel_setup, tmp_path):
 
     tiny = {"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
             "num_attention_heads": 2, "num_key_value_heads": 2, "max_positions": 160}
-    args = {k: v for k, v in rel_setup.items()}
     for stage in ("sft", "grpo"):
-        config = load_config(None, [], task="pusht", task_args={**args, "reward_kind": "object"}, model=tiny,
+        config = load_config(None, [], task="pusht", task_args={**rel_setup, "reward_kind": "object"}, model=tiny,
                              steps=2, batch_size=2, micro_batch_size=2, group_size=2, eval_examples=0, lr=1e-3,
                              output_dir=str(tmp_path / stage), progress=False)
         trainer = Trainer(config, stage)

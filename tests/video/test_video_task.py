@@ -99,21 +99,6 @@ def test_checkpoint_meta_and_bad_arguments(setup):
         make_task("pusht", **{**kwargs, "tokenizer_dir": "/nonexistent"})
 
 
-@pytest.fixture(scope="module")
-def pose_setup(tmp_path_factory):
-    """Real gym-pusht episodes (the object reward reads poses with the pixel judge) and the pose tokenizer."""
-    pytest.importorskip("gym_pusht")
-    from rlvr_sim.envs.video.collect import collect
-
-    from rlvr_sim.models.pose_tokenizer import PoseTokenizer
-
-    root = tmp_path_factory.mktemp("pose_task")
-    collect(root / "data", episodes=4, seed=0, max_steps=40, mix="expert:1,random:1")
-    PoseTokenizer().save(root / "tok")
-    return dict(data_dir=str(root / "data"), tokenizer_dir=str(root / "tok"), horizon=4, test_fraction=0.25,
-                train_stride=2, test_stride=2, lpips="st-lpips")
-
-
 def test_object_reward_scores_the_truth_near_zero_and_lost_objects_worst(pose_setup):
     from rlvr_sim.metrics.pusht_pixels import WORST_OBJECT_SCORE
 
