@@ -481,11 +481,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     states = start_states(long_task, args.starts)
     results["action_response"] = action_response(rolled, states, settings["frame_skip"], base.image_size, args.seed)
     results["single"] = {}
-    for layout in dict.fromkeys("relational" if w.codec.relational else "pose" for w in worlds.values()):
+    layouts = {name: "relational" if world.codec.relational else "pose" for name, world in worlds.items()}
+    for layout in dict.fromkeys(layouts.values()):
         # one single-step task per token layout (the prompts differ; windows, truth and baselines do not)
         single_task = VideoTask(mode="single", horizon=4, context_frames=4, layout=layout, **common)
-        models = {name: world.model for name, world in worlds.items()
-                  if ("relational" if world.codec.relational else "pose") == layout}
+        models = {name: world.model for name, world in worlds.items() if layouts[name] == layout}
         part = single_step(single_task, models, args.windows, args.seed, lpips, greedy=args.greedy)
         for key, value in part.items():
             results["single"][key] = {**results["single"].get(key, {}), **value} if isinstance(value, dict) else value

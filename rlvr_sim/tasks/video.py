@@ -150,17 +150,21 @@ class VideoCodec:
         return [self.action_offset + d * self.num_bins + int(b) for d, b in enumerate(bins)]
 
     # ---- relational geometry (vectorised over leading dimensions) ----
+    @property
+    def _pose_tokenizer(self):  # noqa: ANN202 - PoseTokenizer, imported lazily
+        from rlvr_sim.models.pose_tokenizer import PoseTokenizer, PoseTokenizerConfig
+
+        return PoseTokenizer(PoseTokenizerConfig(bins=self.pose_bins))
+
     def _poses(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pose codes (..., 5) -> (states (..., 5) at bin centres, NaN if not visible; angle bin index)."""
-        bins = self.pose_bins
-        index = np.asarray(codes) % (bins + 1)
-        unit = (index + 0.5) / bins
-        states = np.stack([unit[..., 0] * 512, unit[..., 1] * 512, unit[..., 2] * 512, unit[..., 3] * 512,
-                           unit[..., 4] * 2 * np.pi - np.pi], -1)
-        return np.where(index == bins, np.nan, states), index[..., 4]
+        codes = np.asarray(codes, dtype=np.int64)
+        states = self._pose_tokenizer.codes_to_states(codes).reshape(codes.shape)
+        return states, codes[..., 4] % (self.pose_bins + 1)
 
-    def chunks(self, codes: np.ndarray, action_bins: np.ndarray) -> np.ndarray:
-        """Forced tokens (..., chunk_len) after frames with pose codes (..., 5) given action bins (..., A)."""
+    def chunks(self, codes: np.ndarray | None, action_bins: np.ndarray) -> np.ndarray:
+        """Forced tokens (..., chunk_len) after frames with pose codes (..., 5) given action bins (..., A)
+        (`codes` is read only by the relational layout)."""
         action_bins = np.asarray(action_bins, dtype=np.int64)
         offsets = self.action_offset + self.num_bins * np.arange(self.action_dim)
         act = action_bins + offsets
@@ -224,15 +228,14 @@ class VideoCodec:
             known.append(inside)
         moved = known[0] & known[1] & known[2] & np.isfinite(before[..., 2:]).all(-1)
         c, s = np.cos(before[..., 4]), np.sin(before[..., 4])
-        x = before[..., 2] + c * values[0] - s * values[1]
-        y = before[..., 3] + s * values[0] + c * values[1]
-        def index(v: np.ndarray) -> np.ndarray:
-            return np.clip(np.floor(np.nan_to_num(v) / 512 * bins), 0, bins - 1).astype(np.int64)
-
+        after = before.copy()  # the T moved in the arena, quantised as the tokenizer quantises a judged state
+        after[..., 2] = np.nan_to_num(before[..., 2] + c * values[0] - s * values[1])
+        after[..., 3] = np.nan_to_num(before[..., 3] + s * values[0] + c * values[1])
+        moved_codes = (self._pose_tokenizer.states_to_codes(after.reshape(-1, 5)).reshape(after.shape)) % slot
         out = prev % slot
         agent = [np.where((tokens[..., i] >= 0) & (tokens[..., i] < self.codebook_size), tokens[..., i] % slot,
                           out[..., i]) for i in (0, 1)]
-        block = [np.where(moved, index(x), out[..., 2]), np.where(moved, index(y), out[..., 3]),
+        block = [np.where(moved, moved_codes[..., 2], out[..., 2]), np.where(moved, moved_codes[..., 3], out[..., 3]),
                  np.where(moved, (angle_before + values[2].astype(np.int64)) % bins, out[..., 4])]
         return np.stack([*agent, *block], -1) + np.arange(5) * slot
 
@@ -244,13 +247,14 @@ class VideoCodec:
         abs_codes = np.asarray(abs_codes, dtype=np.int64)
         cond_codes = np.asarray(cond_codes, dtype=np.int64).reshape(len(abs_codes), -1, self.cond_tokens)
         n = cond_codes.shape[1]
-        frames = np.concatenate([abs_codes[:, None], cond_codes], 1) if self.relational else None
-        parts = [np.full((len(abs_codes), 1), self.bos_id), abs_codes]
-        chunk_from = frames[:, :n] if self.relational else np.zeros((len(abs_codes), n, 5), np.int64)
-        chunk = self.chunks(chunk_from, np.asarray(action_bins)[:, :n])
-        gen = self.frame_tokens(frames[:, :-1], frames[:, 1:]) if self.relational else cond_codes
+        bins = np.asarray(action_bins)[:, :n]
+        if self.relational:
+            frames = np.concatenate([abs_codes[:, None], cond_codes], 1)
+            chunk, gen = self.chunks(frames[:, :n], bins), self.frame_tokens(frames[:, :-1], frames[:, 1:])
+        else:  # chunks are the actions alone; frames are the codes themselves
+            chunk, gen = self.chunks(None, bins), cond_codes
         body = np.concatenate([chunk, gen], -1).reshape(len(abs_codes), -1)
-        return np.concatenate([*parts, body], 1)
+        return np.concatenate([np.full((len(abs_codes), 1), self.bos_id), abs_codes, body], 1)
 
     def window_tokens(self, abs_codes: np.ndarray, cond_codes: np.ndarray, action_bins: np.ndarray) -> list[int]:
         """Full layout BOS x0 c0 f1 c1 ... f_n of one window (action_bins has >= n rows)."""
