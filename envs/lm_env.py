@@ -1,4 +1,4 @@
-"""One base for the learned text simulators, `RLVRWorld-TextGame-v0` and `RLVRWorld-Web-v0`.
+"""One base for the learned simulators: `RLVRWorld-TextGame-v0`, `RLVRWorld-Web-v0` and `RLVRWorld-Video-v0`.
 
 A text world model is a causal LM plus its task's codec (`rlvr_sim.tasks.text_transition`): the codec
 turns a (state, action) query into prompt ids, the LM generates an answer, the codec decodes it against
@@ -7,13 +7,16 @@ generates through `rlvr_sim.rl.sampler.sample` (built on `DecodeSession`), the d
 and the evaluations use, so an env step predicts exactly what `evaluations/textgame.py` and
 `evaluations/web.py` score for the same prompt and seed.
 
-`LMWorldModelEnv` owns what the two envs share: render_mode and temperature checks, seeding (each step
-draws its sample seed from the env's `np_random`, so `reset(seed=s)` replays a rollout exactly, and
-reports it in `info["sample_seed"]`), and the step skeleton. A subclass says how a step becomes a query
-(`_begin_step`) and how a prediction becomes the next observation (`_finish_step`).
-`LMWorldModelVectorEnv` runs N such envs over one loaded model and predicts all N queries of a step in
+`LMWorldModelEnv` owns what the envs share: render_mode and temperature checks, seeding (sample seeds
+drawn from the env's `np_random` in [0, SEED_BOUND), so `reset(seed=s)` replays a rollout exactly, and
+reported in `info["sample_seed"]`), and the step skeleton. A text subclass says how a step becomes a query
+(`_begin_step`) and how a prediction becomes the next observation (`_finish_step`); each step draws a seed.
+The video env (`envs/video/world_model_env.py`) keeps a KV-cache decoding session from step to step
+(`DecodeSession`, the sampler's loop, with the actions as forced chunks), so it draws one seed per episode
+at reset and overrides `step`; `vector_seeds` gives both kinds of vector env the same sub-env seeds.
+`LMWorldModelVectorEnv` runs N text envs over one loaded model and predicts all N queries of a step in
 one batched generation (one LM call per token for all N worlds): what `gym.make_vec(id, num_envs=N)`
-returns for both ids.
+returns for both text ids.
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 SEED_BOUND = 2**31  # per-step sample seeds are drawn from [0, SEED_BOUND) with the env's np_random
+
+
+def vector_seeds(seed: int | Sequence[int | None] | None, num_envs: int) -> list[int | None]:
+    """The sub-env seeds of a vector env's `reset(seed=...)`: `seed + i` for an int (so sub-env i replays a
+    single env seeded `seed + i`), the list itself for a list of `num_envs`, all None for None."""
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return [None if seed is None else int(seed) + i for i in range(num_envs)]
+    seeds = list(seed)
+    if len(seeds) != num_envs:
+        raise ValueError(f"got {len(seeds)} seeds for {num_envs} envs")
+    return seeds
 
 
 def check_render_mode(render_mode: str | None, modes: Sequence[str]) -> str | None:
@@ -241,12 +255,7 @@ class LMWorldModelVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        if seed is None or isinstance(seed, (int, np.integer)):
-            seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} envs")
+        seeds = vector_seeds(seed, self.num_envs)
         options = dict(options or {})
         mask = np.asarray(options.pop("reset_mask", np.ones(self.num_envs, dtype=bool)), dtype=bool)
         if mask.shape != (self.num_envs,):

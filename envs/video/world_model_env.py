@@ -20,14 +20,19 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from rlvr_sim.envs.lm_env import check_render_mode, check_temperature
+from rlvr_sim.envs.lm_env import (
+    SEED_BOUND,
+    LMWorldModelEnv,
+    check_render_mode,
+    check_temperature,
+    vector_seeds,
+)
 
 from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
 
@@ -231,7 +236,7 @@ class VideoWorldModel:
         return out
 
 
-class VideoWorldModelEnv(gym.Env):
+class VideoWorldModelEnv(LMWorldModelEnv):
     """A learned PushT simulator: actions are agent target positions, observations predicted frames.
 
     ## Description
@@ -260,6 +265,12 @@ class VideoWorldModelEnv(gym.Env):
     per step `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the
     [0, 255] range), the model's disagreement with itself, a cheap signal of where not to trust it. The
     served world is unchanged by them (a separate batch).
+    ## Seeding
+    As the text world-model envs (`rlvr_sim.envs.lm_env.LMWorldModelEnv`): `reset(seed=s)` replays an episode
+    exactly; the episode's sample seed is drawn from the env's `np_random` in [0, 2**31) and reported in
+    `info["sample_seed"]`: `VideoWorldModel(checkpoint).rollout(start_frame[None], actions[None],
+    [info["sample_seed"]], temperature)` (the evaluations' path) gives the same frames. One seed per episode,
+    not per step: a video world keeps its decoding state (KV cache) from step to step.
     ## Version History
     v0: initial release.
     """
@@ -269,15 +280,15 @@ class VideoWorldModelEnv(gym.Env):
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
                  temperature: float = 0.0, uncertainty_samples: int = 0, uncertainty_temperature: float = 1.0,
                  median: bool | None = None) -> None:
-        check_render_mode(render_mode, self.metadata["render_modes"])
+        self._check_render_mode(render_mode)
+        self._set_temperature(temperature)
         if uncertainty_samples < 0:
             raise ValueError(f"uncertainty_samples must be >= 0, got {uncertainty_samples}")
         self.uncertainty_samples, self.uncertainty_temperature = uncertainty_samples, uncertainty_temperature
         self.world = VideoWorldModel(checkpoint)
         self.shadow = copy.copy(self.world) if uncertainty_samples else None  # shares the model, own state
         self.checkpoint = str(self.world.checkpoint)
-        self.render_mode, self.max_episode_steps = render_mode, max_episode_steps
-        self.temperature = check_temperature(temperature)
+        self.max_episode_steps = max_episode_steps
         self.median = isinstance(self.world.tokenizer, PoseTokenizer) if median is None else median
         size = self.world.image_size
         self.observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
@@ -287,17 +298,17 @@ class VideoWorldModelEnv(gym.Env):
         self.frame: np.ndarray | None = None
         self._window = None
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
-        frame, index = _start_frame(self.world, self.np_random, (options or {}).get("frame"))
-        seeds = [int(self.np_random.integers(2**62)) for _ in range(1 + self.uncertainty_samples)]
+    def _start(self, options: dict[str, Any]) -> tuple[np.ndarray, dict]:
+        """`LMWorldModelEnv.reset`'s hook: a start frame, then the episode's sample seeds."""
+        frame, index = _start_frame(self.world, self.np_random, options.get("frame"))
+        seeds = [self._draw_sample_seed() for _ in range(1 + self.uncertainty_samples)]
         self.world.start(frame[None], seeds[:1])
         if self.shadow is not None:
             self.shadow.start(np.repeat(frame[None], self.uncertainty_samples, axis=0), seeds[1:])
         self.frame, self.elapsed = frame.copy(), 0
         if self.render_mode == "human":
             self.render()
-        return frame.copy(), {"start_index": index}
+        return frame.copy(), {"start_index": index, "sample_seed": seeds[0]}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self.frame is None:
@@ -388,10 +399,8 @@ class VideoWorldModelVectorEnv(VectorEnv):
         options = options or {}
         if "reset_mask" in options and not np.all(options["reset_mask"]):
             raise ValueError("VideoWorldModelVectorEnv resets all sub-envs together; partial resets are not supported")
+        seeds = vector_seeds(seed, self.num_envs)
         if seed is not None:
-            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} envs")
             self._rngs = [seeding.np_random(s)[0] for s in seeds]
         given = options.get("frame")
         if given is not None:
@@ -401,11 +410,11 @@ class VideoWorldModelVectorEnv(VectorEnv):
             frame, index = _start_frame(self.world, rng, None if given is None else given[i])
             frames.append(frame)
             indices.append(index)
-            seeds.append(int(rng.integers(2**62)))
+            seeds.append(int(rng.integers(SEED_BOUND)))  # as VideoWorldModelEnv._draw_sample_seed
         self.frames = np.stack(frames)
         self.world.start(self.frames, seeds)
         self.elapsed, self._needs_reset = 0, False
-        return self.frames.copy(), {"start_index": np.array(indices)}
+        return self.frames.copy(), {"start_index": np.array(indices), "sample_seed": np.array(seeds)}
 
     def step(self, actions: Any):
         if self.frames is None:

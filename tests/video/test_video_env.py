@@ -6,6 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from rlvr_sim.envs.lm_env import SEED_BOUND
 from rlvr_sim.envs.video.world_model_env import (
     VideoWorldModelEnv,
     VideoWorldModelVectorEnv,
@@ -111,10 +112,13 @@ def test_env_samples_what_the_grpo_and_evaluation_sampler_samples(checkpoint, po
     assert np.array_equal(np.stack(world.history_codes[1:], axis=1)[0], sampled)
     rolled = VideoWorldModel(path).rollout(frame[None], actions[None], [seed])[0]
     assert np.array_equal(rolled, np.concatenate(stepped))
+    # the env, seeded as any world-model env: its episode's info["sample_seed"] replays it in the evaluation path
     env = VideoWorldModelEnv(checkpoint=path, temperature=1.0)
-    env.reset(seed=0, options={"frame": frame})
-    env.world.start(frame[None], [seed])  # the env's own seed draw replaced by the test's
-    assert np.array_equal(np.stack([env.step(a.astype(np.float32))[0] for a in actions]), rolled)
+    _, info = env.reset(seed=0, options={"frame": frame})
+    served = np.stack([env.step(a.astype(np.float32))[0] for a in actions])
+    replay = VideoWorldModel(path).rollout(frame[None], actions[None], [info["sample_seed"]], temperature=1.0)[0]
+    assert np.array_equal(served, replay)
+    assert 0 <= info["sample_seed"] < SEED_BOUND
 
 
 def test_pose_world_follows_its_tokens_past_the_window(pose_checkpoint):
@@ -131,13 +135,16 @@ def test_pose_world_follows_its_tokens_past_the_window(pose_checkpoint):
     assert world.prefix[0] == expected
 
 
-def test_vector_env_equals_single_envs(checkpoint):
-    vec = gym.make_vec("RLVRWorld-Video-v0", num_envs=3, checkpoint=checkpoint)
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_vector_env_equals_single_envs(checkpoint, temperature):
+    """Seeded as the text vector envs (`vector_seeds`): sub-env i is the single env seeded seed + i."""
+    vec = gym.make_vec("RLVRWorld-Video-v0", num_envs=3, checkpoint=checkpoint, temperature=temperature)
     assert isinstance(vec.unwrapped, VideoWorldModelVectorEnv)
-    obs, _ = vec.reset(seed=10)
-    singles = [VideoWorldModelEnv(checkpoint=checkpoint) for _ in range(3)]
-    single_obs = [env.reset(seed=10 + i)[0] for i, env in enumerate(singles)]
-    assert all(np.array_equal(obs[i], single_obs[i]) for i in range(3))
+    obs, info = vec.reset(seed=10)
+    singles = [VideoWorldModelEnv(checkpoint=checkpoint, temperature=temperature) for _ in range(3)]
+    firsts = [env.reset(seed=10 + i) for i, env in enumerate(singles)]
+    assert all(np.array_equal(obs[i], firsts[i][0]) for i in range(3))
+    assert list(info["sample_seed"]) == [first[1]["sample_seed"] for first in firsts]
     rng = np.random.default_rng(0)
     for _ in range(4):
         actions = rng.uniform(0, 512, (3, 2)).astype(np.float32)
