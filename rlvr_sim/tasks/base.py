@@ -61,7 +61,10 @@ class WorldModelCodec(Protocol):
     the evaluations, the viewer) needs, and what a task adds its data set and reward to.
 
     The text tasks (`rlvr_sim.tasks.text_transition.TextTransitionTask`: text game, web) are such codecs.
-    The video task's codec is not yet one: its env decodes frames through `VideoCodec` on its own path.
+    Video is served differently because its world keeps state between steps: `rlvr_sim.tasks.video.VideoCodec`
+    gives the prompt (`window_tokens`), the forced chunk after each frame (`chunks`, computed from the frame
+    the model itself generated) and the decoding of generated tokens into frame codes (`to_codes`); the env,
+    the evaluations and GRPO's `sample()` (through `StateForcing`) all call those same methods.
     """
 
     def prompt_ids(self, transition: Any) -> list[int]:
