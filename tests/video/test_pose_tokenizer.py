@@ -158,3 +158,37 @@ def test_gym_pusht_physics_has_the_symmetries_the_augmentation_uses():
         diff = g(truth) - other
         diff[:, 4] = (diff[:, 4] + np.pi) % (2 * np.pi) - np.pi
         assert np.abs(diff[:, :4]).max() < 1.5 and np.degrees(np.abs(diff[:, 4])).max() < 1.0
+
+
+def test_incremental_canvas_draws_what_a_full_redraw_draws():
+    """`_Canvas` redraws only the agent's and block's boxes over the cached arena: pixel for pixel the full
+    redraw (white, goal T, walls, agent, block on a fresh surface), including objects partly or wholly off
+    the canvas, absent objects, and after many frames (the working surface is restored each time)."""
+    import pygame
+    from rlvr_sim.models import pose_tokenizer as pt
+
+    def full_redraw(state: np.ndarray) -> np.ndarray:
+        screen = pygame.Surface((512, 512))
+        screen.fill((255, 255, 255))
+        for polygon in pt._tee_world(pt.GOAL_POSE):
+            pygame.draw.polygon(screen, pt._GOAL, [*polygon, polygon[0]])
+        for a, b in pt._WALLS:
+            pt._fat_segment(screen, a, b, 2, pt._WALL)
+        if np.isfinite(state[:2]).all():
+            centre = (round(state[0]), round(state[1]))
+            pygame.draw.circle(screen, pt._AGENT, centre, pt.AGENT_RADIUS)
+            pygame.draw.circle(screen, pt._lighter(pt._AGENT), centre, pt.AGENT_RADIUS - 4)
+        if np.isfinite(state[2:]).all():
+            for polygon in pt._tee_world(state[2:]):
+                pygame.draw.polygon(screen, pt._lighter(pt._BLOCK), [*polygon, polygon[0]])
+                for i in range(len(polygon)):
+                    pt._fat_segment(screen, polygon[i], polygon[(i + 1) % len(polygon)], 2, pt._BLOCK)
+        return np.frombuffer(pygame.image.tobytes(screen, "RGB"), np.uint8).reshape(512, 512, 3)
+
+    rng = np.random.default_rng(0)
+    states = np.c_[rng.uniform(-60, 572, (300, 4)), rng.uniform(-7, 7, 300)]
+    states[::7, :2] = np.nan
+    states[::11, 2:] = np.nan
+    states[::13] = np.nan
+    for state in states:
+        assert np.array_equal(PoseTokenizer._draw(state), full_redraw(state))
