@@ -21,7 +21,7 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("textgame.md", "Text-game world model (Table 1 style)", "evaluations/textgame.py"),
     ("video.md", "Video world model on PushT (Table 3 style)", "evaluations/video.py"),
     ("web.md", "Web world model (Table 2 style, greedy decoding)", "evaluations/web.py"),
-    ("web_onpolicy/web.md", "Web world model on the agent's own transitions (on-policy test split, greedy)", "evaluations/web.py --data data/web_onpolicy_episode --out evaluations/results/web_onpolicy"),
+    ("web_onpolicy/web.md", "Web world model on the agent's own transitions (on-policy test split, greedy)", "evaluations/web.py --data data/web_onpolicy --out evaluations/results/web_onpolicy"),
     ("web_sampled/web.md", "Web world model (sampled decoding, T=1)", "evaluations/web.py --temperature 1.0 --out evaluations/results/web_sampled"),
     ("web_agent.md", "MPC web agent on the local site", "evaluations/web_agent.py"),
     ("web_decisions.md", "Web world models as MPC lookahead, on the agent's own states", "evaluations/web_agent.py --decisions"),
