@@ -165,6 +165,7 @@ def test_incremental_canvas_draws_what_a_full_redraw_draws():
     redraw (white, goal T, walls, agent, block on a fresh surface), including objects partly or wholly off
     the canvas, absent objects, and after many frames (the working surface is restored each time)."""
     import pygame
+
     from rlvr_sim.models import pose_tokenizer as pt
 
     def full_redraw(state: np.ndarray) -> np.ndarray:

@@ -128,7 +128,8 @@ def test_demo_section_runs_a_learned_world_model_episode_and_prints_the_tables(t
     assert 1 <= result["steps"] <= 3 and len(text.splitlines()) == result["steps"] + 3
     assert all(step["action"] in text for step in result["trace"])
     tables = tables_text()
-    assert "| Model | F1, no training twin [95% CI] |" in tables and "| No-change baseline |" in tables
+    assert "| Model | Precision | Recall | F1 |" in tables and "| No-change baseline |" in tables
+    assert "RLVR - SFT" in tables  # the paired gain and its interval, in the table's note
     assert "| Agent | Success rate (%) [95% CI] |" in tables and "| Policy alone |" in tables
     assert "No web.md yet" in tables_text(tmp_path)
 
