@@ -93,12 +93,16 @@ MODEL_CARD = """# {title}
 
 
 def _vocabulary(codec: dict) -> str:
-    """The token layout in words, for the model card."""
-    if codec.get("relational"):
-        return (f"[pose codes ({codec['codebook_size']}) | T displacement in its body frame (du, dv, dtheta) | "
-                "action bins (2 x 256) | agent and target in the T's body frame (4 x 162) | PAD, BOS] "
+    """The token layout in words, for the model card (sizes read from the checkpoint's codec)."""
+    from rlvr_sim.tasks.video import REL_SLOTS, VideoCodec
+
+    c = VideoCodec(**codec)
+    actions = f"action bins ({c.action_dim} x {c.num_bins})"
+    if c.relational:
+        return (f"[pose codes ({c.codebook_size}) | T displacement in its body frame (du, dv, dtheta) | {actions} | "
+                f"agent and target in the T's body frame ({len(REL_SLOTS)} x {c.rel_size}) | PAD, BOS] "
                 "(relational layout, `rlvr_sim.tasks.video.VideoCodec`)")
-    return f"[pose codes ({codec['codebook_size']}) | action bins (2 x 256) | PAD, BOS]"
+    return f"[pose codes ({c.codebook_size}) | {actions} | PAD, BOS]"
 
 
 def package(run_dir: Path, out: Path, tokenizer_dir: Path, data_dir: str, title: str, summary: str) -> None:

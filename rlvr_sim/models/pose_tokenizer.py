@@ -240,8 +240,8 @@ class _Canvas:
             centre = (round(state[0]), round(state[1]))
             pygame.draw.circle(self.work, _AGENT, centre, AGENT_RADIUS)
             pygame.draw.circle(self.work, _lighter(_AGENT), centre, AGENT_RADIUS - 4)
-            r = AGENT_RADIUS + self.MARGIN
-            boxes.append(self._box([centre[0] - r, centre[0] + r], [centre[1] - r, centre[1] + r], 0))
+            r = AGENT_RADIUS
+            boxes.append(self._box([centre[0] - r, centre[0] + r], [centre[1] - r, centre[1] + r], self.MARGIN))
         if np.isfinite(state[2:]).all():
             polygons = _tee_world(state[2:])
             for polygon in polygons:
