@@ -168,8 +168,35 @@ def _viewer_fps(data: dict) -> list[str]:
             f"\n{data.get('frames', '?')} frames after {data.get('warmup', '?')} warm-up, model `{data.get('model', '?')}`."]
 
 
+def _gpu(data: dict) -> list[str]:
+    """scripts/gpu_check.sh's report: one row per stage (speed, peak memory), then the sampler on the device."""
+    gib = 2 ** 30
+    lines = [f"Device: {data['device']}, {data['dtype']}, torch {data['torch']}, CUDA {data.get('cuda')}; "
+             f"failed stages: {', '.join(sorted(data['errors'])) or 'none'}.", "",
+             "| stage | s/step | tokens/s | peak GiB |", "|---|---:|---:|---:|"]
+    for name, key in (("sft", "tokens_per_second"), ("sft_gradient_checkpointing", None),
+                      ("grpo", "generated_tokens_per_second")):
+        stage = data.get(name)
+        if stage:
+            peak = stage.get("peak_memory_allocated_bytes")
+            lines.append(f"| {name} | {stage['seconds_per_step']:.3f} | {_fmt(stage.get(key) if key else None, ',.0f')} "
+                         f"| {_fmt(None if peak is None else peak / gib, '.2f')} |")
+    exact = data.get("sampler_exactness_on_device") or {}
+    if exact:
+        lines.append("\nSampler log-probs vs a plain forward on the device (max abs diff): " + ", ".join(
+            f"{label} {row['max_abs_diff_sampler_vs_uncached']:.1e}" for label, row in exact.items()) + ".")
+    rows = (data.get("sampler_on_device") or {}).get("results", [])
+    if rows:
+        lines += ["", "| sampler shape (on the device) | tokens/s ours | tokens/s `generate` | ours / `generate` |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {r['shape']} ({r['prompts']} x {r['group_size']}, {r['prompt_tokens']}+{r['new_tokens']}) "
+                  f"| {r['ours']['tokens_per_second']:,.0f} | {r['generate']['tokens_per_second']:,.0f} "
+                  f"| **{r['speedup_ours_over_generate']:.2f}x** |" for r in rows]
+    return lines
+
+
 # headline figures per benchmark file (stem); any other JSON gets the generic figure/value table
-HEADLINES = {"grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
+HEADLINES = {"gpu": _gpu, "grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
              "video_env": _video_env, "viewer_fps": _viewer_fps, "web_env": _web_env}
 
 
@@ -188,8 +215,8 @@ def benchmark_section() -> str:
     benches = sorted(bench_dir.glob("*.json")) if bench_dir.exists() else []
     if not benches:
         return ""
-    return "\n\n".join([BENCH_HEADING, "Measured on a shared, loaded 2-core CPU: the ratios are meaningful, the "
-                         "absolute figures are not. Every figure is read from the JSON file named above its table.",
+    return "\n\n".join([BENCH_HEADING, "Measured on a shared, loaded 2-core CPU (`gpu.json`: on a GPU): the ratios "
+                         "are meaningful, the CPU's absolute figures are not. Every figure is read from the JSON file named above its table.",
                          *(benchmark_headlines(p) for p in benches)])
 
 

@@ -126,10 +126,10 @@ def stage(name):
     return wrap
 
 
-def train(mode_name: str, settings: dict, model: dict) -> tuple[Trainer, list[dict]]:
+def train(mode_name: str, settings: dict, model: dict, out: str | None = None) -> tuple[Trainer, list[dict]]:
     config = load_config(None, [], task="addition", task_args=TASK_ARGS, model=model, lr=1e-4,
                          mixed_precision=PRECISION, eval_examples=0, progress=False,
-                         output_dir=os.path.join(work, mode_name), **settings)
+                         output_dir=os.path.join(work, out or mode_name), **settings)
     trainer = Trainer(config, mode_name, command=report["command"])
     if trainer.device.type != device.type:
         raise RuntimeError(f"trainer picked {trainer.device}, expected {device}")
@@ -161,7 +161,8 @@ def _sft():
             "parameters": sum(p.numel() for p in trainer.model.parameters()),
             "seconds_per_step": per_step, "tokens_per_second": tokens / per_step,
             "loss_tokens_per_second": loss_tokens / per_step,
-            "loss_first": history[0]["loss"], "loss_last": history[-1]["loss"], **peak()}
+            "loss_first": history[0]["loss"], "loss_last": history[-1]["loss"],
+            "losses": [h["loss"] for h in history], **peak()}
 
 
 @stage("grpo")
@@ -177,6 +178,62 @@ def _grpo():
             "seconds_per_step": per_step, "generated_tokens_per_second": generated / per_step,
             "mean_response_tokens": statistics.mean(h["response_tokens"] for h in history),
             "reward_mean": statistics.mean(h["reward"] for h in history), **peak()}
+
+
+@stage("sft_gradient_checkpointing")
+def _sft_checkpointing():
+    """The SFT stage again with gradient checkpointing, fewer steps: the memory it saves, the time it costs,
+    and the same losses (same seed, same batches)."""
+    settings = dict(SFT, steps=min(SFT["steps"], 10), gradient_checkpointing=True)
+    trainer, history = train("sft", settings, dict(MODEL), out="sft_checkpointing")
+    times = timing(history)
+    plain = report.get("sft", {}).get("losses", [])
+    losses = [h["loss"] for h in history]
+    return {"steps": len(history), "seconds_per_step": statistics.median(times),
+            "losses": losses, "max_abs_loss_difference_vs_sft": max(
+                (abs(a - b) for a, b in zip(losses, plain)), default=None), **peak()}
+
+
+@stage("sampler_exactness_on_device")
+def _sampler_exactness():
+    """On the device, fp32 and in the run's precision: the sampler's log-probs of what it sampled (rows of
+    different lengths: stop tokens, left-padded prompts of unequal length, groups) against a plain
+    teacher-forced forward without a cache. The sampler's guarantee is exact log-probs."""
+    from rlvr_sim.rl.losses import completion_logprobs
+    from rlvr_sim.rl.sampler import left_pad
+    from rlvr_sim.rl.trainer import uncached_completion_logprobs
+
+    vocab = 256 if cpu else 2048
+    settings = {k: v for k, v in MODEL.items() if k not in ("preset", "max_positions")}
+    torch.manual_seed(0)
+    model = build_model(MODEL["preset"], vocab_size=vocab, max_positions=256, **settings).to(device).eval()
+    gen = torch.Generator().manual_seed(1)
+    prompts = [torch.randint(3, vocab, (int(n),), generator=gen).tolist() for n in (17, 5, 40, 23)]
+    stops = tuple(range(3, 3 + vocab // 16))  # ~6% of the vocabulary stops a row: unequal lengths
+    rows = {}
+    for label, autocast in (("fp32", None), (PRECISION, DTYPE)):
+        if label in rows or (label == "no"):
+            continue
+        context = torch.autocast(device.type, dtype=autocast) if autocast is not None else \
+            torch.autocast(device.type, enabled=False)
+        with torch.no_grad(), context:
+            out = sample(model, prompts, group_size=4, max_new_tokens=48, temperature=1.0, stop_token_ids=stops,
+                         pad_token_id=0, seed=7)
+            pid, pmask = left_pad(prompts, 0)
+            pid, pmask = pid.to(device), pmask.to(device)
+            tokens, attention = out.tokens.to(device), out.attention_mask.to(device)
+            plain = uncached_completion_logprobs(model, pid, pmask, tokens, attention, 4)
+            cached = completion_logprobs(model, pid, pmask, tokens, attention, 4)
+        mask = out.loss_mask.to(device)
+        ours = out.logprobs.to(device)
+        rows[label] = {"rows": int(mask.shape[0]), "sampled_tokens": int(mask.sum()),
+                       "distinct_lengths": len(set(out.lengths.tolist())),
+                       "max_abs_diff_sampler_vs_uncached": float(((ours.float() - plain.float()).abs() * mask).max()),
+                       "max_abs_diff_shared_prefill_vs_uncached":
+                           float(((cached.float() - plain.float()).abs() * mask).max())}
+    if rows["fp32"]["max_abs_diff_sampler_vs_uncached"] > 1e-3:
+        raise RuntimeError(f"sampler log-probs differ from a plain forward in fp32: {rows['fp32']}")
+    return rows
 
 
 @stage("sampler_on_device")

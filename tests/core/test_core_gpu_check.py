@@ -48,6 +48,9 @@ def test_gpu_check_runs_on_cpu_with_the_tiny_preset(tmp_path):
     assert report["sft"]["tokens_per_second"] > 0 and report["grpo"]["generated_tokens_per_second"] > 0
     assert all(r["ours"]["tokens_per_second"] > 0 for r in report["sampler_on_device"]["results"])
     assert report["sampler_benchmark"]["result"]["results"]  # benchmarks/sampler.py --quick ran
+    assert report["sft_gradient_checkpointing"]["max_abs_loss_difference_vs_sft"] < 1e-5  # same update, fp32
+    exact = report["sampler_exactness_on_device"]["fp32"]
+    assert exact["distinct_lengths"] > 1 and exact["max_abs_diff_sampler_vs_uncached"] < 1e-4
     assert report["fsdp_launch"]["processes"] == 2 and report["fsdp_launch"]["final_checkpoint"]
     assert not (REPO / "benchmarks" / "results" / "gpu.json").exists() or "cpu" not in \
         json.loads((REPO / "benchmarks" / "results" / "gpu.json").read_text())["device"]
