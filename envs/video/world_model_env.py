@@ -20,19 +20,13 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from rlvr_sim.envs.lm_env import (
-    SEED_BOUND,
-    LMWorldModelEnv,
-    check_render_mode,
-    check_temperature,
-    vector_seeds,
-)
+from rlvr_sim.envs.lm_env import LMWorldModelEnv, vector_seeds
 
 from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
 
@@ -264,7 +258,8 @@ class VideoWorldModelEnv(LMWorldModelEnv):
     sampled at `uncertainty_temperature` (1.0) from the same start and actions with other seeds, and reports
     per step `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the
     [0, 255] range), the model's disagreement with itself, a cheap signal of where not to trust it. The
-    served world is unchanged by them (a separate batch).
+    served world is unchanged by them (a separate batch). `world`: an already loaded `VideoWorldModel` to
+    serve instead of loading `checkpoint` (the vector env's sub-envs share one).
     ## Seeding
     As the text world-model envs (`rlvr_sim.envs.lm_env.LMWorldModelEnv`): `reset(seed=s)` replays an episode
     exactly; the episode's sample seed is drawn from the env's `np_random` in [0, 2**31) and reported in
@@ -279,13 +274,14 @@ class VideoWorldModelEnv(LMWorldModelEnv):
 
     def __init__(self, checkpoint: str | None = None, render_mode: str | None = None, max_episode_steps: int = 100,
                  temperature: float = 0.0, uncertainty_samples: int = 0, uncertainty_temperature: float = 1.0,
-                 median: bool | None = None) -> None:
+                 median: bool | None = None, world: VideoWorldModel | None = None) -> None:
         self._check_render_mode(render_mode)
         self._set_temperature(temperature)
         if uncertainty_samples < 0:
             raise ValueError(f"uncertainty_samples must be >= 0, got {uncertainty_samples}")
         self.uncertainty_samples, self.uncertainty_temperature = uncertainty_samples, uncertainty_temperature
-        self.world = VideoWorldModel(checkpoint)
+        # `world`: an already loaded model to share (the vector env's sub-envs), instead of `checkpoint`
+        self.world = world if world is not None else VideoWorldModel(checkpoint)
         self.shadow = copy.copy(self.world) if uncertainty_samples else None  # shares the model, own state
         self.checkpoint = str(self.world.checkpoint)
         self.max_episode_steps = max_episode_steps
@@ -298,10 +294,15 @@ class VideoWorldModelEnv(LMWorldModelEnv):
         self.frame: np.ndarray | None = None
         self._window = None
 
+    def _draw_episode(self, frame: Any) -> tuple[np.ndarray, int, list[int]]:
+        """The episode's start frame (the caller's, validated, or a seeded draw; its index, -1 if given) and its
+        sample seeds (the served world's first), drawn from the env's `np_random`."""
+        frame, index = _start_frame(self.world, self.np_random, frame)
+        return frame, index, [self._draw_sample_seed() for _ in range(1 + self.uncertainty_samples)]
+
     def _start(self, options: dict[str, Any]) -> tuple[np.ndarray, dict]:
         """`LMWorldModelEnv.reset`'s hook: a start frame, then the episode's sample seeds."""
-        frame, index = _start_frame(self.world, self.np_random, options.get("frame"))
-        seeds = [self._draw_sample_seed() for _ in range(1 + self.uncertainty_samples)]
+        frame, index, seeds = self._draw_episode(options.get("frame"))
         self.world.start(frame[None], seeds[:1])
         if self.shadow is not None:
             self.shadow.start(np.repeat(frame[None], self.uncertainty_samples, axis=0), seeds[1:])
@@ -368,8 +369,12 @@ def _show(window: Any, frame: np.ndarray, fps: int, scale: int = 6) -> Any:
 class VideoWorldModelVectorEnv(VectorEnv):
     """N learned-PushT worlds generated as one batch (same frames as N single envs seeded seed + i).
 
-    All sub-envs reset together and share the episode length, so they stay in lock-step; autoreset is
-    NEXT_STEP (the step after a truncation returns the reset frames). Partial resets are not supported.
+    Sub-env i is a `VideoWorldModelEnv` sharing the first one's loaded model: it holds the spaces, the
+    settings and the seeded random stream that draws its start frame and sample seed, exactly as a single
+    env does at reset; the vector env then starts all N worlds as rows of one decoding session and steps
+    them together. All sub-envs reset together and share the episode length, so they stay in lock-step;
+    autoreset is NEXT_STEP (the step after a truncation returns the reset frames). Partial resets are not
+    supported (one KV-cache session holds every row).
     """
 
     metadata = {"render_modes": ["rgb_array", "human"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -378,19 +383,15 @@ class VideoWorldModelVectorEnv(VectorEnv):
                  max_episode_steps: int = 100, temperature: float = 0.0, median: bool | None = None) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
-        self.temperature = check_temperature(temperature)
-        self.world = VideoWorldModel(checkpoint)
-        self.num_envs, self.max_episode_steps = num_envs, max_episode_steps
-        self.median = isinstance(self.world.tokenizer, PoseTokenizer) if median is None else median
-        size = self.world.image_size
-        bins = self.world.action_bins
-        self.single_observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
-        self.single_action_space = spaces.Box(bins.low.astype(np.float32), bins.high.astype(np.float32),
-                                              dtype=np.float32)
+        settings = dict(render_mode=render_mode, max_episode_steps=max_episode_steps, temperature=temperature,
+                        median=median)
+        first = VideoWorldModelEnv(checkpoint, **settings)
+        self.envs = [first] + [VideoWorldModelEnv(world=first.world, **settings) for _ in range(num_envs - 1)]
+        self.world, self.num_envs, self.render_mode = first.world, num_envs, first.render_mode
+        self.temperature, self.median, self.max_episode_steps = first.temperature, first.median, max_episode_steps
+        self.single_observation_space, self.single_action_space = first.observation_space, first.action_space
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._rngs = [seeding.np_random(None)[0] for _ in range(num_envs)]
         self._needs_reset = False
         self.frames: np.ndarray | None = None
         self._window = None
@@ -399,22 +400,19 @@ class VideoWorldModelVectorEnv(VectorEnv):
         options = options or {}
         if "reset_mask" in options and not np.all(options["reset_mask"]):
             raise ValueError("VideoWorldModelVectorEnv resets all sub-envs together; partial resets are not supported")
-        seeds = vector_seeds(seed, self.num_envs)
-        if seed is not None:
-            self._rngs = [seeding.np_random(s)[0] for s in seeds]
         given = options.get("frame")
         if given is not None:
             given = self.world.check_frames(given, self.num_envs)
-        frames, indices, seeds = [], [], []
-        for i, rng in enumerate(self._rngs):
-            frame, index = _start_frame(self.world, rng, None if given is None else given[i])
-            frames.append(frame)
-            indices.append(index)
-            seeds.append(int(rng.integers(SEED_BOUND)))  # as VideoWorldModelEnv._draw_sample_seed
-        self.frames = np.stack(frames)
+        starts = []
+        for i, (env, env_seed) in enumerate(zip(self.envs, vector_seeds(seed, self.num_envs))):
+            gym.Env.reset(env, seed=env_seed)  # the sub-env's random stream, seeded as its own reset seeds it
+            starts.append(env._draw_episode(None if given is None else given[i]))
+        self.frames = np.stack([frame for frame, _, _ in starts])
+        seeds = [episode_seeds[0] for _, _, episode_seeds in starts]
         self.world.start(self.frames, seeds)
         self.elapsed, self._needs_reset = 0, False
-        return self.frames.copy(), {"start_index": np.array(indices), "sample_seed": np.array(seeds)}
+        return self.frames.copy(), {"start_index": np.array([index for _, index, _ in starts]),
+                                    "sample_seed": np.array(seeds)}
 
     def step(self, actions: Any):
         if self.frames is None:
@@ -448,6 +446,8 @@ class VideoWorldModelVectorEnv(VectorEnv):
 
             pygame.display.quit()
             self._window = None
+        for env in self.envs:
+            env.close()
 
 
 __all__ = ["VideoWorldModel", "VideoWorldModelEnv", "VideoWorldModelVectorEnv", "resolve_checkpoint"]
