@@ -9,7 +9,9 @@
 
 Both sample at temperature 1 with no top-k/top-p. `generate` gets every prompt repeated `group` times
 (what TRL's GRPOTrainer does); ours prefills each prompt once and copies its cache to its group. The two
-are timed alternately in one process (after a warm-up) and the medians are reported. `--profile` also
+are timed alternately in one process (after a warm-up) and the medians are reported, beside a third
+runner, ours with its decode steps through transformers' own forward (`ours_transformers_forward`, the
+lean decode step turned off): the same samples, so that ratio is the lean step's saving. `--profile` also
 runs ours once per shape under `torch.profiler` and reports the share of its op self-time spent in
 matrix multiplies and attention (the model's own work) and the top ops.
 
@@ -20,6 +22,7 @@ matrix multiplies and attention (the model's own work) and the top ops.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import shlex
 import statistics
@@ -78,6 +81,26 @@ def ours_runner(model: torch.nn.Module, prompts: list[list[int]], group: int, ne
     return run
 
 
+def transformers_forward_runner(model: torch.nn.Module, prompts: list[list[int]], group: int, new_tokens: int,
+                                stop: list[int] | tuple[int, ...] = ()) -> Callable[[], int]:
+    """Ours with its decode steps through transformers' own forward (`RLVR_SIM_LEAN_DECODE=0`): the same
+    samples, so the ratio to `ours` is what the lean decode step (`rlvr_sim.models.lean_decode`) saves."""
+    run_ours = ours_runner(model, prompts, group, new_tokens, stop)
+
+    def run() -> int:
+        previous = os.environ.get("RLVR_SIM_LEAN_DECODE")
+        os.environ["RLVR_SIM_LEAN_DECODE"] = "0"
+        try:
+            return run_ours()
+        finally:
+            if previous is None:
+                del os.environ["RLVR_SIM_LEAN_DECODE"]
+            else:
+                os.environ["RLVR_SIM_LEAN_DECODE"] = previous
+
+    return run
+
+
 def generate_runner(model: torch.nn.Module, prompts: list[list[int]], group: int, new_tokens: int,
                     stop: list[int] | tuple[int, ...] = ()) -> Callable[[], int]:
     """A closure sampling with `model.generate`, prompts repeated `group` times; returns the generated
@@ -130,6 +153,9 @@ def time_pair(runners: dict[str, Callable[[], int]], expected_tokens: int | None
                         "tokens_per_second": produced[name][0] / median, "seconds": values}
     result["speedup_ours_over_generate"] = result["ours"]["tokens_per_second"] / result["generate"]["tokens_per_second"]
     result["seconds_ratio_generate_over_ours"] = result["generate"]["median_seconds"] / result["ours"]["median_seconds"]
+    if "ours_transformers_forward" in result:
+        result["speedup_lean_decode"] = (result["ours"]["tokens_per_second"]
+                                         / result["ours_transformers_forward"]["tokens_per_second"])
     return result
 
 
@@ -173,7 +199,8 @@ def run_benchmark(shapes: list[tuple[str, int, int, int, int]], preset: str, voc
         for variant in variants:
             stop = stop_ids(vocab_size, new_tokens) if variant == "natural_stop" else []
             runners = {"ours": ours_runner(model, prompts, group, new_tokens, stop),
-                       "generate": generate_runner(model, prompts, group, new_tokens, stop)}
+                       "generate": generate_runner(model, prompts, group, new_tokens, stop),
+                       "ours_transformers_forward": transformers_forward_runner(model, prompts, group, new_tokens, stop)}
             budget = n_prompts * group * new_tokens
             timing = time_pair(runners, budget if variant == "fixed_length" else None, warmup, repeats)
             row = {"shape": name, "variant": variant, "prompts": n_prompts, "group_size": group,
@@ -189,6 +216,8 @@ def run_benchmark(shapes: list[tuple[str, int, int, int, int]], preset: str, voc
                     "token on either side; natural_stop: stop ids 1..k on both sides",
         "notes": [
             "speedup_ours_over_generate: tokens/s ours / tokens/s generate (equal tokens in fixed_length)",
+            "speedup_lean_decode: tokens/s ours / tokens/s ours_transformers_forward (ours with its decode steps "
+            "through transformers' Llama forward instead of rlvr_sim.models.lean_decode; the same samples)",
             "profile_ours: op self-time shares of a fixed-length run of ours under torch.profiler (least "
             "disturbed of 2) "
             "(matrix multiplies: aten::mm/addmm/bmm/linear/matmul self time; attention: scaled_dot_product ops)",

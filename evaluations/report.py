@@ -93,8 +93,9 @@ def _grpo_vs_trl(data: dict) -> list[str]:
 
 def _sampler(data: dict) -> list[str]:
     lines = ["| shape | length | prompts x group | prompt tokens | new tokens | tokens ours / `generate` "
-             "| tokens/s ours | tokens/s `generate` | ours / `generate` (tokens/s) | matmul + attention share of ours |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| tokens/s ours | tokens/s `generate` | ours / `generate` (tokens/s) | lean decode step / transformers "
+             "forward | matmul + attention share of ours |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in data["results"]:
         ours, gen = r["ours"], r["generate"]
         budget = r.get("generated_tokens", r.get("token_budget"))
@@ -104,12 +105,13 @@ def _sampler(data: dict) -> list[str]:
                      f"| {r['prompt_tokens']} | {r['new_tokens']} "
                      f"| {ours.get('generated_tokens', budget)} / {gen.get('generated_tokens', budget)} "
                      f"| {ours['tokens_per_second']:.0f} | {gen['tokens_per_second']:.0f} "
-                     f"| **{r['speedup_ours_over_generate']:.2f}x** "
+                     f"| **{r['speedup_ours_over_generate']:.2f}x** | {_fmt(r.get('speedup_lean_decode'), '.2f', 'x')} "
                      f"| {_fmt(None if share is None else 100 * share, '.0f', '%')} |")
     lines.append(f"\nGenerated tokens per second, median of {data.get('repeats', '?')} repeats "
                  f"({data.get('torch_threads', '?')} thread, torch {data.get('torch', '?')}). `fixed_length`: no stop "
-                 "token on either side (equal tokens); `natural_stop`: the same stop ids on both sides. The last "
-                 "column is the share of our sampler's op self-time (`torch.profiler`) in matrix multiplies and "
+                 "token on either side (equal tokens); `natural_stop`: the same stop ids on both sides. \"lean decode "
+                 "step / transformers forward\": ours against ours with its decode steps through transformers' Llama "
+                 "forward (`RLVR_SIM_LEAN_DECODE=0`), the same samples. The last column is the share of our sampler's op self-time (`torch.profiler`) in matrix multiplies and "
                  "attention, the model's own work.")
     return lines
 

@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 
+from rlvr_sim.models.lean_decode import LeanDecoder
+
 
 @dataclass
 class SampleOutput:
@@ -285,6 +287,8 @@ class DecodeSession:
         self.next_pos = mask.sum(-1)  # position id of the next token per row
         attn = getattr(getattr(model, "config", None), "_attn_implementation", None)
         self._mask_4d = self.in_place and attn == "sdpa"  # hand sdpa a ready (rows, 1, q, kv) view
+        # decode steps through the lean Llama forward where it reproduces the model's (None: transformers')
+        self._lean = LeanDecoder.for_model(model) if self._mask_4d else None
         self.row_prompt = torch.arange(len(prompts)).repeat_interleave(group_size)  # CPU: indexes generators
         self._draw_index: torch.Tensor | None = None  # rows -> position in the per-prompt draws, once rows drop
         self._present = list(range(len(prompts)))  # prompts with at least one row in the batch
@@ -383,13 +387,18 @@ class DecodeSession:
             self._mask[: self.rows, self.length : end] = new_valid
             self._all_valid = self._all_valid and bool(new_valid.all())
         pos = self.next_pos[:, None] + torch.arange(width, device=self.device)[None, :]
-        # with nothing masked, the cache's own length gives transformers the (causal) mask
-        attention_mask = None if self.in_place and self._all_valid else self._attention_mask(width, end)
-        step_logits, _ = model_forward(self.model, cache=self.cache, input_ids=new_ids,
-                                       attention_mask=attention_mask, position_ids=pos, use_cache=True)
+        if self._lean is not None:
+            mask = None if self._all_valid and width == 1 else self._attention_mask(width, end)
+            logits = self._lean(new_ids, pos, self.cache.layers, mask)
+        else:
+            # with nothing masked, the cache's own length gives transformers the (causal) mask
+            attention_mask = None if self.in_place and self._all_valid else self._attention_mask(width, end)
+            step_logits, _ = model_forward(self.model, cache=self.cache, input_ids=new_ids,
+                                           attention_mask=attention_mask, position_ids=pos, use_cache=True)
+            logits = step_logits[:, -1, :]
         self.length = end
         self.next_pos = self.next_pos + width
-        self.logits = step_logits[:, -1, :].float()
+        self.logits = logits.float()
 
 
 @torch.no_grad()
