@@ -189,16 +189,27 @@ def _gpu(data: dict) -> list[str]:
             f"{label} {row['max_abs_diff_sampler_vs_uncached']:.1e}" for label, row in exact.items()) + ".")
     rows = (data.get("sampler_on_device") or {}).get("results", [])
     if rows:
-        lines += ["", "| sampler shape (on the device) | tokens/s ours | tokens/s `generate` | ours / `generate` |",
-                  "|---|---:|---:|---:|"]
+        lines += ["", "| sampler shape (on the device) | tokens/s ours | tokens/s `generate` | ours / `generate` "
+                      "| lean decode step / transformers forward |", "|---|---:|---:|---:|---:|"]
         lines += [f"| {r['shape']} ({r['prompts']} x {r['group_size']}, {r['prompt_tokens']}+{r['new_tokens']}) "
                   f"| {r['ours']['tokens_per_second']:,.0f} | {r['generate']['tokens_per_second']:,.0f} "
-                  f"| **{r['speedup_ours_over_generate']:.2f}x** |" for r in rows]
+                  f"| **{r['speedup_ours_over_generate']:.2f}x** | {_fmt(r.get('speedup_lean_decode'), '.2f', 'x')} |"
+                  for r in rows]
     return lines
 
 
+def _grpo_lean_decode(data: dict) -> list[str]:
+    rows = [f"| {label} | {data[key]['median_seconds_per_step']:.3f} | {data[key]['generated_tokens_per_second']:,.0f} |"
+            for label, key in (("lean decode step", "lean"), ("transformers forward", "transformers_forward"))]
+    return [f"GRPO on {data['device']}, `{data['preset']}`, {data['prompts']} x {data['group_size']}, precision "
+            f"{data['precision']}:", "", "| decode steps | s/step | generated tokens/s |", "|---|---:|---:|", *rows,
+            f"\nLean over transformers: **{data['speedup_lean']:.2f}x** (same response lengths: "
+            f"{'yes' if data['same_response_lengths'] else 'no'}; {data['rounds']} alternating runs each)."]
+
+
 # headline figures per benchmark file (stem); any other JSON gets the generic figure/value table
-HEADLINES = {"gpu": _gpu, "grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
+HEADLINES = {"gpu": _gpu, "grpo_lean_decode": _grpo_lean_decode, "grpo_lean_decode_gpu": _grpo_lean_decode,
+             "grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
              "video_env": _video_env, "viewer_fps": _viewer_fps, "web_env": _web_env}
 
 

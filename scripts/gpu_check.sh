@@ -269,13 +269,20 @@ def _sampler():
                                  eos_token_id=None, pad_token_id=0)
             return int(out[:, ids.shape[1]:].numel())
 
-        seconds = {"ours": [], "generate": []}
+        def ours_transformers_forward():  # ours with the lean decode step off: the same samples
+            os.environ["RLVR_SIM_LEAN_DECODE"] = "0"
+            try:
+                return ours()
+            finally:
+                os.environ.pop("RLVR_SIM_LEAN_DECODE")
+
+        runners = [("ours", ours), ("generate", generate), ("ours_transformers_forward", ours_transformers_forward)]
+        seconds = {label: [] for label, _ in runners}
         with torch.no_grad(), (autocast or torch.autocast(device.type, enabled=False)):
-            for run in (ours, generate):  # warm-up
+            for _, run in runners:  # warm-up
                 run()
             for r in range(SAMPLER_REPEATS):
-                for label, run in ((("ours", ours), ("generate", generate)) if r % 2 == 0
-                                   else (("generate", generate), ("ours", ours))):
+                for label, run in (runners if r % 2 == 0 else runners[::-1]):
                     if not cpu:
                         torch.cuda.synchronize()
                     t0 = time.perf_counter()
@@ -291,6 +298,7 @@ def _sampler():
             row[label] = {"median_seconds": statistics.median(values),
                           "tokens_per_second": expected / statistics.median(values), "seconds": values}
         row["speedup_ours_over_generate"] = row["generate"]["median_seconds"] / row["ours"]["median_seconds"]
+        row["speedup_lean_decode"] = row["ours_transformers_forward"]["median_seconds"] / row["ours"]["median_seconds"]
         results.append(row)
     return {"device": str(next(model.parameters()).device), "vocab_size": vocab,
             "parameters": sum(p.numel() for p in model.parameters()), "results": results, **peak()}

@@ -1,4 +1,4 @@
-"""Smoke tests of benchmarks/sampler.py and benchmarks/grpo_vs_trl.py in --quick mode (tiny model, tiny shapes)."""
+"""Smoke tests of benchmarks/sampler.py, benchmarks/grpo_vs_trl.py (--quick: tiny model, tiny shapes) and\nbenchmarks/grpo_lean_decode.py."""
 
 import importlib.util
 import json
@@ -40,6 +40,10 @@ def test_sampler_quick_reports_both_samplers(tmp_path, capsys):
             assert side["tokens_per_second"] == pytest.approx(side["generated_tokens"] / side["median_seconds"])
         assert r["speedup_ours_over_generate"] == pytest.approx(
             r["ours"]["tokens_per_second"] / r["generate"]["tokens_per_second"])
+        # the lean decode step off gives the same samples: the same token count, only the time differs
+        assert r["ours_transformers_forward"]["generated_tokens"] == r["ours"]["generated_tokens"]
+        assert r["speedup_lean_decode"] == pytest.approx(
+            r["ours"]["tokens_per_second"] / r["ours_transformers_forward"]["tokens_per_second"])
         if r["variant"] == "fixed_length":
             share = r["profile_ours"]
             assert 0.0 <= share["matmul_share"] + share["attention_share"] <= 1.0 + 1e-9
@@ -109,3 +113,16 @@ def test_grpo_vs_trl_quick(tmp_path, capsys):
             r["trl"]["median_seconds_per_step"] / r["ours"]["median_seconds_per_step"])
         assert r["tokens_per_second_ratio_ours_over_trl"] == pytest.approx(
             r["ours"]["tokens_per_second"] / r["trl"]["tokens_per_second"])
+
+
+def test_grpo_lean_decode_compares_equal_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("RLVR_SIM_LEAN_DECODE", raising=False)
+    bench = load_script("grpo_lean_decode")
+    out = tmp_path / "grpo_lean_decode.json"
+    assert bench.main(["--steps", "2", "--rounds", "2", "--digits", "1", "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["same_response_lengths"]  # the same samples with and without the lean step
+    assert [len(r["seconds_per_step"]) for r in written["lean"]["runs"]] == [1, 1]
+    assert written["speedup_lean"] == pytest.approx(written["transformers_forward"]["median_seconds_per_step"]
+                                                    / written["lean"]["median_seconds_per_step"])
+    assert "RLVR_SIM_LEAN_DECODE" not in __import__("os").environ  # restored after each run
