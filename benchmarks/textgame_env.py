@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import platform
 import statistics
 import subprocess
@@ -220,10 +221,27 @@ def env_cases(env_id: str, old_env: Callable[[], Any], new_env: Callable[[], Any
     return cases
 
 
+def lean_decode_off(run: Callable[[], tuple[float, Any]]) -> Callable[[], tuple[float, Any]]:
+    """`run` with the sampler's decode steps through transformers' own forward (`RLVR_SIM_LEAN_DECODE=0`)."""
+
+    def wrapped() -> tuple[float, Any]:
+        os.environ["RLVR_SIM_LEAN_DECODE"] = "0"
+        try:
+            return run()
+        finally:
+            os.environ.pop("RLVR_SIM_LEAN_DECODE", None)
+
+    return wrapped
+
+
 def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, argv: Sequence[str] | None,
                   checkpoint: str, model: torch.nn.Module, decoding: str) -> dict[str, Any]:
-    """Run `cases` side by side and describe the run: headline ratios, the prompt-lookup bound, settings."""
+    """Run `cases` side by side and describe the run: headline ratios, the prompt-lookup bound, settings;
+    plus the new env at batch 1 with the lean decode step against transformers' forward (`lean_decode_batch1`,
+    "old" = transformers' forward, "new" = the lean step; same env, same predictions)."""
     results = side_by_side(cases, args.rounds)
+    new_single = cases["batch1"][1]
+    lean = side_by_side({"batch1": (lean_decode_off(new_single), new_single)}, args.rounds)["batch1"]
     return {
         "benchmark": name,
         "command": f"python benchmarks/{name}.py " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -236,6 +254,7 @@ def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, 
         "decoding": decoding,
         "prompt_lookup_bound": prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1]),
         "cases": results,
+        "lean_decode_batch1": lean,
         "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
                     "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
     }

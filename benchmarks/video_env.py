@@ -1,5 +1,6 @@
 """Frames per second of RLVRWorld-Video-v0 on CPU (batch 1 and 16; KV-cached decoding through the sampler's
-`DecodeSession`) beside the ground-truth gym-pusht step rate; JSON out.
+`DecodeSession`) beside the ground-truth gym-pusht step rate, each with the sampler's lean decode step and with its decode
+steps through transformers' own forward (`RLVR_SIM_LEAN_DECODE=0`); JSON out.
 
     python benchmarks/video_env.py --out benchmarks/results/video_env.json
 """
@@ -10,6 +11,9 @@ import argparse
 import json
 import os
 import platform
+import shlex
+import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -51,20 +55,35 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", default=None, help="default: the embedded RLVR PushT model")
     parser.add_argument("--steps", type=int, default=10, help="vector steps per measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating measurements of each setting")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="benchmarks/results/video_env.json")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    results: dict = {"threads": args.threads, "machine": platform.processor() or platform.machine(),
+    results: dict = {"command": "python " + shlex.join(["benchmarks/video_env.py", *(sys.argv[1:] if argv is None else argv)]),
+                     "threads": args.threads, "machine": platform.processor() or platform.machine(),
                      "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()[0],
-                     "steps": args.steps, "world_model_fps": {}}
-    for num_envs in (1, 16):
-        key = f"batch{num_envs}"
-        results["world_model_fps"][key] = round(world_model_fps(num_envs, args.steps, args.checkpoint), 2)
-        print(key, results["world_model_fps"][key], flush=True)
+                     "steps": args.steps, "rounds": args.rounds}
+    # (batch, lean decode step on?) measured in alternating order, round after round; medians reported
+    settings = [(n, lean) for n in (1, 16) for lean in (True, False)]
+    runs: dict[tuple[int, bool], list[float]] = {s: [] for s in settings}
+    for r in range(args.rounds):
+        for num_envs, lean in (settings if r % 2 == 0 else settings[::-1]):
+            os.environ["RLVR_SIM_LEAN_DECODE"] = "1" if lean else "0"
+            try:
+                runs[(num_envs, lean)].append(world_model_fps(num_envs, args.steps, args.checkpoint))
+            finally:
+                os.environ.pop("RLVR_SIM_LEAN_DECODE", None)
+            print(num_envs, lean, round(runs[(num_envs, lean)][-1], 1), flush=True)
+    fps = {f"batch{n}": round(statistics.median(runs[(n, True)]), 2) for n in (1, 16)}
+    slow = {f"batch{n}": round(statistics.median(runs[(n, False)]), 2) for n in (1, 16)}
+    results["world_model_fps"] = fps
+    results["world_model_fps_transformers_forward"] = slow
+    results["lean_decode_speedup"] = {k: round(fps[k] / slow[k], 2) for k in fps}
+    results["runs"] = {f"batch{n}_{'lean' if lean else 'transformers_forward'}": [round(v, 2) for v in values]
+                       for (n, lean), values in runs.items()}
     results["gym_pusht_fps_64px"] = round(pusht_fps(300, 64), 1)
     results["load_average_at_end"] = os.getloadavg()[0]  # shared machine: other jobs slow every figure
-    fps = results["world_model_fps"]
     results["batch16_vs_batch1"] = round(fps["batch16"] / fps["batch1"], 2)
     results["gym_pusht_vs_world_model_batch16"] = round(results["gym_pusht_fps_64px"] / fps["batch16"], 2)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

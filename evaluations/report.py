@@ -134,6 +134,11 @@ def _env_cases(data: dict) -> list[str]:
     for name, case in data.get("cases", {}).items():
         lines.append(f"| {name} | {case['old_steps_per_s']:.3f} | {case['new_steps_per_s']:.3f} | "
                      f"**{case['speedup_new_vs_old']:.2f}x** | {'yes' if case.get('identical_predictions') else 'no'} |")
+    lean = data.get("lean_decode_batch1")
+    if lean:
+        lines.append(f"| batch1, decode steps through transformers' forward -> the lean decode step (both sides "
+                     f"now) | {lean['old_steps_per_s']:.3f} | {lean['new_steps_per_s']:.3f} | "
+                     f"**{lean['speedup_new_vs_old']:.2f}x** | {'yes' if lean.get('identical_predictions') else 'no'} |")
     return lines
 
 
@@ -152,9 +157,11 @@ def _web_env(data: dict) -> list[str]:
 
 def _video_env(data: dict) -> list[str]:
     fps = data["world_model_fps"]
-    lines = ["| env | frames/s |", "|---|---:|"]
-    lines += [f"| world model, batch {key.removeprefix('batch')} (KV cache) | {value:.1f} |" for key, value in fps.items()]
-    lines.append(f"| gym-pusht (64 px) | {data['gym_pusht_fps_64px']:.1f} |")
+    slow = data.get("world_model_fps_transformers_forward", {})
+    lines = ["| env | frames/s | frames/s, decode steps through transformers' forward |", "|---|---:|---:|"]
+    lines += [f"| world model, batch {key.removeprefix('batch')} (KV cache) | {value:.1f} | {_fmt(slow.get(key), '.1f')} |"
+              for key, value in fps.items()]
+    lines.append(f"| gym-pusht (64 px) | {data['gym_pusht_fps_64px']:.1f} | |")
     lines.append(f"\nBatch 16 over batch 1: **{data['batch16_vs_batch1']:.2f}x**; "
                  f"gym-pusht over the batch-16 world model: {data['gym_pusht_vs_world_model_batch16']:.2f}x "
                  f"({data.get('steps', '?')} steps, {data.get('threads', '?')} thread).")
