@@ -46,7 +46,8 @@ def test_gpu_check_runs_on_cpu_with_the_tiny_preset(tmp_path):
         assert report[stage]["seconds_per_step"] > 0, report[stage]
         assert report[stage]["peak_process_rss_bytes"] > 0
     assert report["sft"]["tokens_per_second"] > 0 and report["grpo"]["generated_tokens_per_second"] > 0
-    assert all(r["ours"]["tokens_per_second"] > 0 for r in report["sampler_on_device"]["results"])
+    assert all(r["ours"]["tokens_per_second"] > 0 and r["speedup_lean_decode"] > 0
+               for r in report["sampler_on_device"]["results"])
     assert report["sampler_benchmark"]["result"]["results"]  # benchmarks/sampler.py --quick ran
     assert report["sft_gradient_checkpointing"]["max_abs_loss_difference_vs_sft"] < 1e-5  # same update, fp32
     exact = report["sampler_exactness_on_device"]["fp32"]
