@@ -22,24 +22,22 @@ from typing import Any
 import torch
 
 from rlvr_sim.config import load_config
+from rlvr_sim.models.lean_decode import lean_decode
 from rlvr_sim.reporting import emit_json
 from rlvr_sim.rl.trainer import Trainer
 
-LABELS = {"lean": "1", "transformers_forward": "0"}
+LABELS = {"lean": True, "transformers_forward": False}  # label -> lean decode step on
 
 
 def one_run(label: str, args: argparse.Namespace, work: str) -> dict[str, Any]:
-    os.environ["RLVR_SIM_LEAN_DECODE"] = LABELS[label]
-    try:
-        config = load_config(None, [], task="addition", task_args={"digits": args.digits},
-                             model={"preset": args.preset, "max_positions": 128}, lr=1e-4, seed=args.seed,
-                             mixed_precision=args.precision, eval_examples=0, progress=False,
-                             steps=args.steps, batch_size=args.batch_size, micro_batch_size=args.batch_size,
-                             group_size=args.group_size, output_dir=os.path.join(work, label))
+    config = load_config(None, [], task="addition", task_args={"digits": args.digits},
+                         model={"preset": args.preset, "max_positions": 128}, lr=1e-4, seed=args.seed,
+                         mixed_precision=args.precision, eval_examples=0, progress=False,
+                         steps=args.steps, batch_size=args.batch_size, micro_batch_size=args.batch_size,
+                         group_size=args.group_size, output_dir=os.path.join(work, label))
+    with lean_decode(LABELS[label]):
         trainer = Trainer(config, "grpo", command="benchmarks/grpo_lean_decode.py")
         history = trainer.run()["history"]
-    finally:
-        os.environ.pop("RLVR_SIM_LEAN_DECODE", None)
     seconds = [h["seconds"] for h in history[1:]]
     rows = args.batch_size * args.group_size
     tokens = [h["response_tokens"] * rows for h in history[1:]]

@@ -22,7 +22,6 @@ matrix multiplies and attention (the model's own work) and the top ops.
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import shlex
 import statistics
@@ -33,6 +32,7 @@ from typing import Any
 
 import torch
 
+from rlvr_sim.models.lean_decode import lean_decode
 from rlvr_sim.models.lm import build_model
 from rlvr_sim.reporting import emit_json
 from rlvr_sim.rl.sampler import sample
@@ -88,15 +88,8 @@ def transformers_forward_runner(model: torch.nn.Module, prompts: list[list[int]]
     run_ours = ours_runner(model, prompts, group, new_tokens, stop)
 
     def run() -> int:
-        previous = os.environ.get("RLVR_SIM_LEAN_DECODE")
-        os.environ["RLVR_SIM_LEAN_DECODE"] = "0"
-        try:
+        with lean_decode(False):
             return run_ours()
-        finally:
-            if previous is None:
-                del os.environ["RLVR_SIM_LEAN_DECODE"]
-            else:
-                os.environ["RLVR_SIM_LEAN_DECODE"] = previous
 
     return run
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import platform
 import statistics
 import subprocess
@@ -35,6 +34,7 @@ from rlvr_sim.envs.textgame.world_model_env import TextGameWorldModel, TextGameW
 from rlvr_sim.policies.textgame_agents import RandomTextGameAgent
 
 import rlvr_sim  # noqa: F401  (registers the env ids)
+from rlvr_sim.models.lean_decode import lean_decode
 from rlvr_sim.reporting import emit_json
 from rlvr_sim.resources import display_path
 
@@ -225,11 +225,8 @@ def lean_decode_off(run: Callable[[], tuple[float, Any]]) -> Callable[[], tuple[
     """`run` with the sampler's decode steps through transformers' own forward (`RLVR_SIM_LEAN_DECODE=0`)."""
 
     def wrapped() -> tuple[float, Any]:
-        os.environ["RLVR_SIM_LEAN_DECODE"] = "0"
-        try:
+        with lean_decode(False):
             return run()
-        finally:
-            os.environ.pop("RLVR_SIM_LEAN_DECODE", None)
 
     return wrapped
 

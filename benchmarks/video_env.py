@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from rlvr_sim.models.lean_decode import lean_decode
+
 
 def world_model_fps(num_envs: int, steps: int, checkpoint: str | None) -> float:
     """Predicted frames per second (all envs together) over `steps` vector steps after one warm-up step."""
@@ -69,11 +71,8 @@ def main(argv: list[str] | None = None) -> dict:
     runs: dict[tuple[int, bool], list[float]] = {s: [] for s in settings}
     for r in range(args.rounds):
         for num_envs, lean in (settings if r % 2 == 0 else settings[::-1]):
-            os.environ["RLVR_SIM_LEAN_DECODE"] = "1" if lean else "0"
-            try:
+            with lean_decode(lean):
                 runs[(num_envs, lean)].append(world_model_fps(num_envs, args.steps, args.checkpoint))
-            finally:
-                os.environ.pop("RLVR_SIM_LEAN_DECODE", None)
             print(num_envs, lean, round(runs[(num_envs, lean)][-1], 1), flush=True)
     fps = {f"batch{n}": round(statistics.median(runs[(n, True)]), 2) for n in (1, 16)}
     slow = {f"batch{n}": round(statistics.median(runs[(n, False)]), 2) for n in (1, 16)}

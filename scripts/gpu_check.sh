@@ -52,6 +52,7 @@ import traceback
 import torch
 
 from rlvr_sim.config import load_config
+from rlvr_sim.models.lean_decode import lean_decode
 from rlvr_sim.models.lm import build_model
 from rlvr_sim.rl.sampler import sample
 from rlvr_sim.rl.trainer import Trainer, batch_indices
@@ -211,9 +212,7 @@ def _sampler_exactness():
     prompts = [torch.randint(3, vocab, (int(n),), generator=gen).tolist() for n in (17, 5, 40, 23)]
     stops = tuple(range(3, 3 + vocab // 16))  # ~6% of the vocabulary stops a row: unequal lengths
     rows = {}
-    for label, autocast in (("fp32", None), (PRECISION, DTYPE)):
-        if label in rows or (label == "no"):
-            continue
+    for label, autocast in [("fp32", None)] + ([(PRECISION, DTYPE)] if PRECISION != "no" else []):
         context = torch.autocast(device.type, dtype=autocast) if autocast is not None else \
             torch.autocast(device.type, enabled=False)
         with torch.no_grad(), context:
@@ -270,11 +269,8 @@ def _sampler():
             return int(out[:, ids.shape[1]:].numel())
 
         def ours_transformers_forward():  # ours with the lean decode step off: the same samples
-            os.environ["RLVR_SIM_LEAN_DECODE"] = "0"
-            try:
+            with lean_decode(False):
                 return ours()
-            finally:
-                os.environ.pop("RLVR_SIM_LEAN_DECODE")
 
         runners = [("ours", ours), ("generate", generate), ("ours_transformers_forward", ours_transformers_forward)]
         seconds = {label: [] for label, _ in runners}

@@ -26,16 +26,35 @@ same sampled tokens.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+ENV_VAR = "RLVR_SIM_LEAN_DECODE"
+
 
 def lean_decode_enabled() -> bool:
-    return os.environ.get("RLVR_SIM_LEAN_DECODE", "1") != "0"
+    return os.environ.get(ENV_VAR, "1") != "0"
+
+
+@contextlib.contextmanager
+def lean_decode(enabled: bool) -> Iterator[None]:
+    """Within the block, decode with the lean step on or off (sets `RLVR_SIM_LEAN_DECODE`; restores it after):
+    the benchmarks time both sides with it."""
+    previous = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = "1" if enabled else "0"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = previous
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

@@ -27,6 +27,7 @@ special token where a frame token belongs) is scored as the worst frame.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass
@@ -150,7 +151,7 @@ class VideoCodec:
         return [self.action_offset + d * self.num_bins + int(b) for d, b in enumerate(bins)]
 
     # ---- relational geometry (vectorised over leading dimensions) ----
-    @property
+    @functools.cached_property
     def _pose_tokenizer(self):  # noqa: ANN202 - PoseTokenizer, imported lazily
         from rlvr_sim.models.pose_tokenizer import PoseTokenizer, PoseTokenizerConfig
 
