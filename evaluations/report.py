@@ -214,8 +214,44 @@ def _grpo_lean_decode(data: dict) -> list[str]:
             f"{'yes' if data['same_response_lengths'] else 'no'}; {data['rounds']} alternating runs each)."]
 
 
+def _env_vs_issue_base(data: dict) -> list[str]:
+    lines = [f"| env, batch 1 (greedy) | steps/s at {data['base_rev']} | steps/s now | now / then | same predictions "
+             "| answer tokens then / now | answer tokens/s, now / then |", "|---|---:|---:|---:|---|---|---:|"]
+    for env in data["envs"].values():
+        tokens = env["answer_tokens_per_round"]
+        lines.append(f"| {env['env_id']} | {env['base_steps_per_s']:.2f} | {env['current_steps_per_s']:.2f} "
+                     f"| {env['speedup_current_vs_base']:.2f}x | {env['identical_steps']} steps "
+                     f"| {tokens['base']} / {tokens['current']} | **{env['answer_tokens_per_s_ratio_current_vs_base']:.2f}x** |")
+    lines.append(f"\nThe whole package at {data['base_rev']} (when the speed issue was filed) against now, same checkpoints, "
+                 f"{data.get('torch_threads', '?')} thread, both greedy; should a greedy near-tie flip between the two "
+                 "samplers' arithmetic the answers differ, and answer tokens per second is then the equal-work ratio.")
+    return lines
+
+
+def _decode_floor(data: dict) -> list[str]:
+    one, many = data["batch1_decode_step_ms"], data["batch_scaling_decode_step_ms"]
+    compiled = one.get("torch_compile") or {}
+    rows = many["rows"]
+    lines = ["| decode step, batch 1 (text-game model) | ms |", "|---|---:|",
+             f"| transformers' forward | {one['transformers_forward']:.3f} |",
+             f"| lean step | {one['lean']:.3f} |"]
+    if "ms_per_step" in compiled:
+        lines.append(f"| lean step under torch.compile (compiled in {compiled['compile_seconds']:.0f} s) "
+                     f"| {compiled['ms_per_step']:.3f} |")
+    lines.append(f"| its matrix multiplies alone | {one['matmuls_only']:.3f} |")
+    chunks = ", ".join(f"{w} tokens {r:.2f}x" for w, r in one["chunk_cost_vs_one_token"].items())
+    lines.append(f"\nMatrix multiplies are **{one['matmul_share_of_lean_step']:.0%}** of the lean step; "
+                 f"torch.compile: {_fmt(compiled.get('speedup_vs_lean'), '.2f', 'x')} over it. One step feeding "
+                 f"a chunk costs, against one token: {chunks}.")
+    lines.append(f"\nBatching (video model): a decode step of {rows} rows gives "
+                 f"**{many[f'rows_per_second_{rows}_over_1']:.2f}x** the rows/s of 1 row; if everything but its "
+                 f"matrix multiplies were free at {rows} rows: {many[f'bound_{rows}_over_1_if_only_matmuls_remained_at_{rows}']:.1f}x "
+                 f"(matrix multiplies at {many[f'matmul_flops_rate_gflops_at_{rows}']:.0f} GFLOP/s).")
+    return lines
+
+
 # headline figures per benchmark file (stem); any other JSON gets the generic figure/value table
-HEADLINES = {"gpu": _gpu, "grpo_lean_decode": _grpo_lean_decode, "grpo_lean_decode_gpu": _grpo_lean_decode,
+HEADLINES = {"decode_floor": _decode_floor, "env_vs_issue_base": _env_vs_issue_base, "gpu": _gpu, "grpo_lean_decode": _grpo_lean_decode, "grpo_lean_decode_gpu": _grpo_lean_decode,
              "grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
              "video_env": _video_env, "viewer_fps": _viewer_fps, "web_env": _web_env}
 
