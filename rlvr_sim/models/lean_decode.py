@@ -57,16 +57,40 @@ def lean_decode(enabled: bool) -> Iterator[None]:
             os.environ[ENV_VAR] = previous
 
 
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """Llama's RMSNorm: one fused call in float32 (bit-identical to the spelled-out form there), else the
+    spelled-out form (normalise in float32, cast back, then scale), as transformers computes it."""
+    if x.dtype == weight.dtype == torch.float32:
+        return F.rms_norm(x, (x.shape[-1],), weight, eps)
     dtype = x.dtype
     x32 = x.to(torch.float32)
     x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)
     return weight * x32.to(dtype)
+
+
+# rotary module -> (key of inv_freq, cos table, signed sin table), rows = positions; grown by doubling
+_ROPE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _rope_tables(rotary: torch.nn.Module, positions: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and signed sin of every position below `positions` (at least), computed as transformers computes
+    them for one position (`position * inv_freq` in float32, duplicated halves, times the attention
+    scaling, cast to `dtype`). The sin table's first half is negated, so that rotating x by half its last
+    dimension and multiplying by it equals transformers' `rotate_half(x) * sin`."""
+    inv_freq = rotary.inv_freq
+    key = (inv_freq._version, inv_freq.data_ptr(), inv_freq.device, dtype, rotary.attention_scaling)
+    cached = _ROPE.get(rotary)
+    if cached is not None and cached[0] == key and cached[1].shape[0] >= positions:
+        return cached[1], cached[2]
+    size = max(positions, 2 * cached[1].shape[0] if cached is not None and cached[0] == key else 0, 256)
+    freqs = torch.arange(size, device=inv_freq.device).float()[:, None] * inv_freq.float()
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = (emb.cos() * rotary.attention_scaling).to(dtype)
+    sin = (emb.sin() * rotary.attention_scaling).to(dtype)
+    half = sin.shape[-1] // 2
+    signed_sin = torch.cat((-sin[:, :half], sin[:, half:]), dim=-1)
+    _ROPE[rotary] = (key, cos, signed_sin)
+    return cos, signed_sin
 
 
 class LeanDecoder:
@@ -109,36 +133,32 @@ class LeanDecoder:
             return None
         return LeanDecoder(model)
 
-    def _rope(self, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        inv_freq = self.rotary.inv_freq.to(device=x.device, dtype=torch.float)
-        freqs = positions[..., None].float() * inv_freq
-        emb = torch.cat((freqs, freqs), dim=-1)
-        scale = self.rotary.attention_scaling
-        return (emb.cos() * scale).to(x.dtype)[:, None], (emb.sin() * scale).to(x.dtype)[:, None]
-
     def __call__(self, input_ids: torch.Tensor, positions: torch.Tensor, cache_layers: list[Any],
-                 attention_mask: torch.Tensor | None) -> torch.Tensor:
+                 attention_mask: torch.Tensor | None, positions_bound: int | None = None) -> torch.Tensor:
         """Logits (rows, vocab) of the last of the new tokens `input_ids` (rows, m) at `positions`, after
         writing their keys and values into `cache_layers` (`InPlaceLayer`s). `attention_mask`: a boolean
         (rows, 1, m, kv) mask (True = attend) over the cache plus the new tokens, or None when every
-        position is valid and m == 1."""
+        position is valid and m == 1. `positions_bound`: a number above every position (the caller knows
+        one; else it is read from `positions`, a device sync on a GPU)."""
         rows, width = input_ids.shape
         hidden = F.embedding(input_ids, self.embed)
-        cos, sin = self._rope(hidden, positions)
-        q_size, kv_size = self.q_size, self.kv_size
+        bound = int(positions.max()) + 1 if positions_bound is None else positions_bound
+        cos_table, sin_table = _rope_tables(self.rotary, bound, hidden.dtype)
+        cos, sin = cos_table[positions][:, :, None], sin_table[positions][:, :, None]  # (rows, m, 1, head_dim)
+        q_size, kv_size, head_dim = self.q_size, self.kv_size, self.head_dim
+        q_heads, half = q_size // head_dim, head_dim // 2
         for (norm_in, qkv, qkv_bias, o, o_bias, norm_post, gate_up, gate_up_bias, down, down_bias), cache in zip(
                 self.layers, cache_layers):
-            x = _rms_norm(hidden, norm_in, self.eps)
-            q, k, v = F.linear(x, qkv, qkv_bias).split((q_size, kv_size, kv_size), dim=-1)
-            q = q.view(rows, width, -1, self.head_dim).transpose(1, 2)
-            k = k.view(rows, width, -1, self.head_dim).transpose(1, 2)
-            v = v.view(rows, width, -1, self.head_dim).transpose(1, 2)
-            q = q * cos + _rotate_half(q) * sin
-            k = k * cos + _rotate_half(k) * sin
+            projected = F.linear(_rms_norm(hidden, norm_in, self.eps), qkv, qkv_bias)
+            # rotary embedding of the queries and keys together: (rows, m, q heads + kv heads, head_dim)
+            qk = projected[..., : q_size + kv_size].unflatten(-1, (-1, head_dim))
+            qk = qk * cos + qk.roll(half, -1) * sin
+            q, k = qk[:, :, :q_heads].transpose(1, 2), qk[:, :, q_heads:].transpose(1, 2)
+            v = projected[..., q_size + kv_size :].unflatten(-1, (-1, head_dim)).transpose(1, 2)
             keys, values = cache.update(k, v)
             out = F.scaled_dot_product_attention(q, keys, values, attn_mask=attention_mask, scale=self.scaling,
                                                  enable_gqa=self.gqa)
-            hidden = hidden + F.linear(out.transpose(1, 2).reshape(rows, width, -1), o, o_bias)
+            hidden = hidden + F.linear(out.transpose(1, 2).flatten(2), o, o_bias)
             gate, up = F.linear(_rms_norm(hidden, norm_post, self.eps), gate_up, gate_up_bias).chunk(2, dim=-1)
             hidden = hidden + F.linear(F.silu(gate) * up, down, down_bias)
         last = _rms_norm(hidden[:, -1], self.norm, self.final_eps)

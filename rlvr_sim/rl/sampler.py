@@ -389,7 +389,7 @@ class DecodeSession:
         pos = self.next_pos[:, None] + torch.arange(width, device=self.device)[None, :]
         if self._lean is not None:
             mask = None if self._all_valid and width == 1 else self._attention_mask(width, end)
-            logits = self._lean(new_ids, pos, self.cache.layers, mask)
+            logits = self._lean(new_ids, pos, self.cache.layers, mask, positions_bound=end)
         else:
             # with nothing masked, the cache's own length gives transformers the (causal) mask
             attention_mask = None if self.in_place and self._all_valid else self._attention_mask(width, end)

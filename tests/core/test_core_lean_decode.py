@@ -103,3 +103,27 @@ def test_fused_weights_follow_an_optimizer_step():
     lean.feed(ids)
     plain.feed(ids)
     assert torch.allclose(lean.logits, plain.logits, atol=1e-5, rtol=1e-5)
+
+
+def test_rotary_tables_and_norm_are_transformers_own():
+    from rlvr_sim.models import lean_decode
+
+    model = model_of("gqa")
+    rotary = model.model.rotary_emb
+    lean_decode._ROPE.pop(rotary, None)
+    x = torch.zeros(1, 1, 16)
+    for positions in (torch.tensor([[0, 5, 255]]), torch.tensor([[256, 300, 1023]])):  # the second grows the table
+        cos, signed_sin = lean_decode._rope_tables(rotary, int(positions.max()) + 1, torch.float32)
+        want_cos, want_sin = rotary(x, positions)
+        assert torch.equal(cos[positions], want_cos)
+        half = want_sin.shape[-1] // 2  # signed: rotating by half the head and multiplying gives rotate_half(.)*sin
+        assert torch.equal(signed_sin[positions], torch.cat((-want_sin[..., :half], want_sin[..., half:]), -1))
+    assert lean_decode._ROPE[rotary][1].shape[0] >= 1024
+    norm = model.model.layers[0].input_layernorm
+    hidden = torch.randn(3, 2, 64)
+    assert torch.equal(lean_decode._rms_norm(hidden, norm.weight, norm.variance_epsilon), norm(hidden))
+    with torch.no_grad():  # bf16 takes the spelled-out path, as transformers computes it
+        half_norm = type(norm)(64, eps=norm.variance_epsilon).to(torch.bfloat16)
+        half_norm.weight.copy_(norm.weight)
+        assert torch.equal(lean_decode._rms_norm(hidden.bfloat16(), half_norm.weight, norm.variance_epsilon),
+                           half_norm(hidden.bfloat16()))
