@@ -86,7 +86,7 @@ def median_of(rounds: int, measure: Callable[[], float]) -> float:
 def compiled(lean: LeanDecoder) -> Callable[..., torch.Tensor]:
     """The lean step under torch.compile (dynamo caches the graphs by code, so every session shares them)."""
     step = torch.compile(LeanDecoder.__call__, dynamic=True)
-    return lambda *args: step(lean, *args)
+    return lambda *args, **kwargs: step(lean, *args, **kwargs)
 
 
 def compile_measurement(model: torch.nn.Module, cache: int, steps: int, rounds: int) -> dict[str, Any]:

@@ -13,7 +13,12 @@ position only. The prefill, training and scoring forwards stay transformers' own
 The projections that read the same input are concatenated (q|k|v, gate|up: three and two matrix
 multiplies become one each); those copies are kept per model and rebuilt whenever a weight changed in
 place or moved (an optimizer step, `load_state_dict`, `.to()`), so a model being trained is decoded with
-its current weights. Everything else is read by reference. The cost is memory: one extra copy of those
+its current weights. Everything else is read by reference. What is left of a step on a CPU is the count
+of tensor operations (each costs microseconds whatever its size), so the step also spends as few as it
+can: rotary cos/sin come from a table per model (built once, as transformers computes them per
+position), the queries and keys are rotated together (one roll of half the head stands in for
+`rotate_half`), and RMSNorm is one fused call in float32 (bit-identical there to the spelled-out form).
+The cost is memory: one extra copy of those
 projections (about two thirds of a Llama's layer weights) per model decoded; where that matters (a large
 model on a full GPU), `RLVR_SIM_LEAN_DECODE=0`. `LeanDecoder.for_model` returns None (the caller keeps the
 transformers forward) for anything it does not reproduce exactly: another architecture, an attention

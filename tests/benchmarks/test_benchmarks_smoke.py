@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -138,7 +139,9 @@ def test_decode_floor_reports_the_floor_compile_and_batching(tmp_path, capsys):
     assert min(one["transformers_forward"], one["lean"], one["matmuls_only"]) > 0
     assert one["matmul_share_of_lean_step"] == pytest.approx(one["matmuls_only"] / one["lean"], abs=2e-3)
     assert set(one["chunk_cost_vs_one_token"]) == {"2", "4", "8"}
-    compiled = one["torch_compile"]  # measured, or the compiler's error where torch.compile cannot run
+    compiled = one["torch_compile"]  # measured; the compiler's error only where there is no C++ compiler
+    if shutil.which("g++") or shutil.which("c++"):
+        assert "error" not in compiled, compiled
     assert "error" in compiled or (compiled["ms_per_step"] > 0 and compiled["max_abs_logit_difference"] < 1e-4)
     many = written["batch_scaling_decode_step_ms"]
     assert many["rows"] == 2
