@@ -50,8 +50,8 @@ def run_demo(out_gif: str, steps: int = 8, seed: int = 0, checkpoint: str | None
     env.close()
     truth = np.concatenate([start[None], future[:steps]])
     pred = np.stack(predicted)
-    gap = np.full((len(truth), truth.shape[1], 2, 3), 255, np.uint8)
-    replay = np.concatenate([truth, gap, pred], axis=2)
+    gap = np.full((max(len(truth), 4), truth.shape[1], 2, 3), 255, np.uint8)  # a white column between panels
+    replay = np.concatenate([truth, gap[: len(truth)], pred], axis=2)
     edges = np.concatenate([x for panel in edge_panels for x in (panel, gap[:4])][:-1], axis=2)
     width = max(replay.shape[2], edges.shape[2])
     clip = np.concatenate([np.pad(c, ((0, 0), (0, 0), (0, width - c.shape[2]), (0, 0)), constant_values=255)

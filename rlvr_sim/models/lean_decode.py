@@ -116,6 +116,8 @@ class LeanDecoder:
         self.lm_head, self.lm_head_bias = model.lm_head.weight, model.lm_head.bias
         self.rotary = base.rotary_emb
         self.layers = _fused_layers(model, layers)
+        self._rope = _rope_tables(self.rotary, getattr(config, "max_position_embeddings", None) or 256,
+                                  self.embed.dtype)
 
     @staticmethod
     def for_model(model: torch.nn.Module) -> LeanDecoder | None:
@@ -148,7 +150,9 @@ class LeanDecoder:
         rows, width = input_ids.shape
         hidden = F.embedding(input_ids, self.embed)
         bound = int(positions.max()) + 1 if positions_bound is None else positions_bound
-        cos_table, sin_table = _rope_tables(self.rotary, bound, hidden.dtype)
+        cos_table, sin_table = self._rope
+        if bound > cos_table.shape[0] or cos_table.dtype != hidden.dtype:  # past the model's positions
+            self._rope = cos_table, sin_table = _rope_tables(self.rotary, bound, hidden.dtype)
         cos, sin = cos_table[positions][:, :, None], sin_table[positions][:, :, None]  # (rows, m, 1, head_dim)
         q_size, kv_size, head_dim = self.q_size, self.kv_size, self.head_dim
         q_heads, half = q_size // head_dim, head_dim // 2
