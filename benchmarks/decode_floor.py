@@ -24,7 +24,6 @@ the evaluations and GRPO's sampling run), side by side in one run:
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import sys
 import time
@@ -36,7 +35,7 @@ import torch.nn.functional as F
 
 from rlvr_sim.models.lean_decode import LeanDecoder, lean_decode
 from rlvr_sim.models.lm import load_model
-from rlvr_sim.reporting import emit_json
+from rlvr_sim.reporting import emit_json, machine_record
 from rlvr_sim.resources import asset_path, display_path
 from rlvr_sim.rl.sampler import DecodeSession
 
@@ -172,8 +171,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "torch_threads": args.threads,
         "batch1_decode_step_ms": {"cache_positions": cache, **batch1},
         "batch_scaling_decode_step_ms": {"cache_positions": args.video_cache, "rows": n, **scaling},
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
-                    "note": "2 shared cores: ratios are meaningful, absolute times are not"},
+        "machine": machine_record("2 shared cores: ratios are meaningful, absolute times are not"),
     }
     emit_json(result, args.out)
     return result

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -32,9 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from rlvr_sim.reporting import emit_json
+from rlvr_sim.reporting import emit_json, machine_record
 from rlvr_sim.resources import asset_path, display_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -188,8 +185,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "torch_threads": args.threads,
         "decoding": "greedy (temperature 0), the env default",
         "envs": results,
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
-                    "note": "2 shared cores: ratios are meaningful, absolute rates are not"},
+        "machine": machine_record("2 shared cores: ratios are meaningful, absolute rates are not"),
     }
     emit_json(result, args.out)
     return result

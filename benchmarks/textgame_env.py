@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import platform
 import statistics
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from rlvr_sim.policies.textgame_agents import RandomTextGameAgent
 
 import rlvr_sim  # noqa: F401  (registers the env ids)
 from rlvr_sim.models.lean_decode import lean_decode
-from rlvr_sim.reporting import emit_json
+from rlvr_sim.reporting import emit_json, machine_record
 from rlvr_sim.resources import display_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -252,8 +251,7 @@ def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, 
         "prompt_lookup_bound": prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1]),
         "cases": results,
         "lean_decode_batch1": lean,
-        "machine": {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(),
-                    "note": "2 shared cores under other load: ratios are meaningful, absolute rates are not"},
+        "machine": machine_record("2 shared cores under other load: ratios are meaningful, absolute rates are not"),
     }
 
 

@@ -37,6 +37,15 @@ def add_out_argument(parser: argparse.ArgumentParser, help: str, default: str | 
     return action
 
 
+def machine_record(note: str) -> dict[str, str]:
+    """What a benchmark records of the machine it ran on (Python, torch, CPU) with a note on reading it."""
+    import platform
+
+    import torch
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "cpu": platform.processor(), "note": note}
+
+
 def emit_json(report: Any, out: str | Path | None = None) -> str:
     """Print `report` as indented JSON and, if `out` is given, also write it there (folders created)."""
     text = json.dumps(report, indent=2)
