@@ -147,7 +147,6 @@ class LeanDecoder:
         (rows, 1, m, kv) mask (True = attend) over the cache plus the new tokens, or None when every
         position is valid and m == 1. `positions_bound`: a number above every position (the caller knows
         one; else it is read from `positions`, a device sync on a GPU)."""
-        rows, width = input_ids.shape
         hidden = F.embedding(input_ids, self.embed)
         bound = int(positions.max()) + 1 if positions_bound is None else positions_bound
         cos_table, sin_table = self._rope
