@@ -81,19 +81,6 @@ def ours_runner(model: torch.nn.Module, prompts: list[list[int]], group: int, ne
     return run
 
 
-def transformers_forward_runner(model: torch.nn.Module, prompts: list[list[int]], group: int, new_tokens: int,
-                                stop: list[int] | tuple[int, ...] = ()) -> Callable[[], int]:
-    """Ours with its decode steps through transformers' own forward (`RLVR_SIM_LEAN_DECODE=0`): the same
-    samples, so the ratio to `ours` is what the lean decode step (`rlvr_sim.models.lean_decode`) saves."""
-    run_ours = ours_runner(model, prompts, group, new_tokens, stop)
-
-    def run() -> int:
-        with lean_decode(False):
-            return run_ours()
-
-    return run
-
-
 def generate_runner(model: torch.nn.Module, prompts: list[list[int]], group: int, new_tokens: int,
                     stop: list[int] | tuple[int, ...] = ()) -> Callable[[], int]:
     """A closure sampling with `model.generate`, prompts repeated `group` times; returns the generated
@@ -193,7 +180,9 @@ def run_benchmark(shapes: list[tuple[str, int, int, int, int]], preset: str, voc
             stop = stop_ids(vocab_size, new_tokens) if variant == "natural_stop" else []
             runners = {"ours": ours_runner(model, prompts, group, new_tokens, stop),
                        "generate": generate_runner(model, prompts, group, new_tokens, stop),
-                       "ours_transformers_forward": transformers_forward_runner(model, prompts, group, new_tokens, stop)}
+                       # the same samples with the decode steps through transformers' forward (lean step off)
+                       "ours_transformers_forward": lean_decode(False)(ours_runner(model, prompts, group, new_tokens,
+                                                                                   stop))}
             budget = n_prompts * group * new_tokens
             timing = time_pair(runners, budget if variant == "fixed_length" else None, warmup, repeats)
             row = {"shape": name, "variant": variant, "prompts": n_prompts, "group_size": group,

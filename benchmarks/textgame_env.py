@@ -220,16 +220,6 @@ def env_cases(env_id: str, old_env: Callable[[], Any], new_env: Callable[[], Any
     return cases
 
 
-def lean_decode_off(run: Callable[[], tuple[float, Any]]) -> Callable[[], tuple[float, Any]]:
-    """`run` with the sampler's decode steps through transformers' own forward (`RLVR_SIM_LEAN_DECODE=0`)."""
-
-    def wrapped() -> tuple[float, Any]:
-        with lean_decode(False):
-            return run()
-
-    return wrapped
-
-
 def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, argv: Sequence[str] | None,
                   checkpoint: str, model: torch.nn.Module, decoding: str) -> dict[str, Any]:
     """Run `cases` side by side and describe the run: headline ratios, the prompt-lookup bound, settings;
@@ -237,7 +227,7 @@ def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, 
     "old" = transformers' forward, "new" = the lean step; same env, same predictions)."""
     results = side_by_side(cases, args.rounds)
     new_single = cases["batch1"][1]
-    lean = side_by_side({"batch1": (lean_decode_off(new_single), new_single)}, args.rounds)["batch1"]
+    lean = side_by_side({"batch1": (lean_decode(False)(new_single), new_single)}, args.rounds)["batch1"]
     return {
         "benchmark": name,
         "command": f"python benchmarks/{name}.py " + " ".join(sys.argv[1:] if argv is None else argv),

@@ -251,7 +251,8 @@ def _decode_floor(data: dict) -> list[str]:
 
 
 # headline figures per benchmark file (stem); any other JSON gets the generic figure/value table
-HEADLINES = {"decode_floor": _decode_floor, "env_vs_issue_base": _env_vs_issue_base, "gpu": _gpu, "grpo_lean_decode": _grpo_lean_decode, "grpo_lean_decode_gpu": _grpo_lean_decode,
+HEADLINES = {"decode_floor": _decode_floor, "env_vs_issue_base": _env_vs_issue_base, "gpu": _gpu,
+             "grpo_lean_decode": _grpo_lean_decode, "grpo_lean_decode_gpu": _grpo_lean_decode,
              "grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
              "video_env": _video_env, "viewer_fps": _viewer_fps, "web_env": _web_env}
 

@@ -50,7 +50,7 @@ def lean_decode_enabled() -> bool:
 @contextlib.contextmanager
 def lean_decode(enabled: bool) -> Iterator[None]:
     """Within the block, decode with the lean step on or off (sets `RLVR_SIM_LEAN_DECODE`; restores it after):
-    the benchmarks time both sides with it."""
+    the benchmarks time both sides with it. Also a decorator: `lean_decode(False)(run)` is `run` with it off."""
     previous = os.environ.get(ENV_VAR)
     os.environ[ENV_VAR] = "1" if enabled else "0"
     try:
