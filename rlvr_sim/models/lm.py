@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import torch
+import yaml
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 META_FILE = "rlvr_sim.json"
@@ -28,6 +30,25 @@ PRESETS: dict[str, dict[str, int]] = {
 
 class CheckpointError(RuntimeError):
     """A checkpoint directory or model id that cannot be loaded, with the reason."""
+
+
+def missing_checkpoint_hint(name_or_path: str | os.PathLike) -> str:
+    """What writes a missing checkpoint, when a shipped preset's `output_dir` holds it ("" when none does).
+
+    A fresh clone has no `runs/`: a GRPO preset that starts from an SFT run fails until that run is made,
+    so the error names the command to run first instead of leaving the user to find the preset.
+    """
+    wanted = Path(name_or_path).as_posix().rstrip("/")
+    configs = files("rlvr_sim.training") / "configs"
+    if not isinstance(configs, Path) or not configs.is_dir():
+        return ""
+    for preset in sorted(configs.glob("*.yaml")):
+        output_dir = str((yaml.safe_load(preset.read_text()) or {}).get("output_dir", "")).rstrip("/")
+        if output_dir and (wanted == output_dir or wanted.startswith(output_dir + "/")):
+            script = "grpo" if "grpo" in preset.stem else "sft"
+            return (f"; it is written by `python training/{script}.py --preset training/configs/{preset.name}`"
+                    " (output_dir: " + output_dir + "): run that first")
+    return ""
 
 
 @dataclass
@@ -136,7 +157,7 @@ def load_model(
     local = path.exists()
     looks_like_path = str(name_or_path).startswith((".", "/", "~")) or str(name_or_path).count("/") > 1
     if not local and looks_like_path:
-        raise CheckpointError(f"checkpoint not found: {name_or_path}")
+        raise CheckpointError(f"checkpoint not found: {name_or_path}{missing_checkpoint_hint(name_or_path)}")
     if local and not path.is_dir():
         raise CheckpointError(f"checkpoint must be a directory (save_pretrained layout), got file {path}")
     if local and not ((path / "config.json").exists() or (path / "adapter_config.json").exists()):
