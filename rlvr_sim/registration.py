@@ -23,6 +23,7 @@ ENVS: dict[str, dict] = {
     "RLVRSim/WebShop-v0": {"entry_point": "rlvr_sim.envs.web.browser_env:BrowserEnv"},
     # hand-built simulator (Real2Sim's SIMPLER stand-in): gym-pusht re-created in MuJoCo
     "RLVRSim/PushT-MuJoCo-v0": {"entry_point": "rlvr_sim.envs.pusht_mujoco:MuJoCoPushTEnv", "max_episode_steps": 300},
+    "RLVRSim/ArmReach-v0": {"entry_point": "rlvr_sim.envs.arm.env:ArmReachEnv", "max_episode_steps": 100},
 }
 
 

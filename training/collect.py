@@ -3,6 +3,7 @@
     python training/collect.py --task textgame --out data/textgame ...
     python training/collect.py --task pusht --out data/pusht ...
     python training/collect.py --task web --out data/web ...
+    python training/collect.py --task arm --out data/arm ...
 
 Each task's collector lives next to its world (rlvr_sim.envs.<world>.collect) and takes its own flags;
 `python training/collect.py --task T --help` lists them.
@@ -17,6 +18,7 @@ COLLECTORS = {
     "textgame": "rlvr_sim.envs.textgame.collect",
     "pusht": "rlvr_sim.envs.video.collect",
     "web": "rlvr_sim.envs.web.collect",
+    "arm": "rlvr_sim.envs.arm.collect",
 }
 
 
