@@ -10,6 +10,10 @@ are kept as context (so the model still sees the motion), and the cache is rebui
 `VideoWorldModelVectorEnv` runs N such worlds as one batch of rows through the same LM calls, so
 `gym.make_vec(..., num_envs=N)` costs far less than N envs in a loop.
 
+Task signal: on a PushT checkpoint each step returns gym-pusht's reward (goal coverage) and ends the
+episode on gym-pusht's success rule, computed from the predicted pose (`rlvr_sim.metrics.pusht_reward`);
+a checkpoint of another scene returns 0.0 and never terminates (see `VideoWorldModelEnv`).
+
 This module imports no training code: it needs the checkpoint directory (HF Llama + `rlvr_sim.json`
 with codec and action ranges + `tokenizer/` + optional `start_frames.npz`).
 """
@@ -30,6 +34,7 @@ from rlvr_sim.envs.lm_env import LMWorldModelEnv, vector_seeds
 
 from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
 
+PUSHT = "pusht"  # the scene whose task signal (gym-pusht's reward and success) the env computes
 DEFAULT_CHECKPOINT = "pusht_pose_base"  # under rlvr_sim/assets: the best measured, median-decoded (docs/video.md)
 TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
 
@@ -44,6 +49,40 @@ def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
             return candidate
     raise FileNotFoundError(f"video world-model checkpoint {name!r} not found (as a path or under "
                             f"{asset_path('')})")
+
+
+def checkpoint_scene(meta: dict[str, Any], tokenizer: Any) -> str | None:
+    """The scene a checkpoint simulates: `video_settings.scene`, else the training task (`task`), else
+    "pusht" for a pose-token checkpoint (its five tokens are PushT's poses by design), else None."""
+    scene = meta.get("video_settings", {}).get("scene") or meta.get("task")
+    if scene:
+        return str(scene)
+    return PUSHT if isinstance(tokenizer, PoseTokenizer) else None
+
+
+def unreadable_objects(frame: np.ndarray) -> list[str]:
+    """What of a PushT scene the pixel judge cannot read in `frame`, as phrases ([] when both show).
+
+    A pose-token model encodes its start frame as five poses read by the judge; a frame without the
+    agent's disc or the T (all black, all white, another scene) would silently start it from nothing.
+    Each object must show about its own area in its own colour: the disc between 1 pixel and 4 times its
+    area, the T between 0.5 and 2 times (recorded frames: disc 4-12 px, T 87-114 px at 64x64; an all-black
+    frame is nearest the T's grey everywhere)."""
+    from rlvr_sim.metrics.pusht_pixels import LABELS, WORLD_SIZE, colour_labels
+
+    labels = colour_labels(frame)
+    scale = labels.shape[0] * labels.shape[1] / WORLD_SIZE**2
+    objects = {  # label: (name, colour, expected pixels (disc radius 15; T area 6300 world units^2), bounds)
+        "agent": ("agent", "blue", np.pi * 15.0**2 * scale, (1.0 / (np.pi * 15.0**2 * scale), 4.0)),
+        "block": ("T", "grey", 6300.0 * scale, (0.5, 2.0)),
+    }
+    problems = []
+    for label, (name, colour, expected, (low, high)) in objects.items():
+        count = int((labels == LABELS[label]).sum())
+        if not low * expected <= count <= high * expected:
+            problems.append(f"no readable {name} ({count} pixels of the {name}'s {colour}; a visible {name} "
+                            f"shows about {expected:.0f})")
+    return problems
 
 
 def median_codes(logits: torch.Tensor, slot: int, tokenizer: PoseTokenizer) -> torch.Tensor:
@@ -104,6 +143,7 @@ class VideoWorldModel:
         tokenizer_dir = self.checkpoint / TOKENIZER_SUBDIR
         self.tokenizer = load_frame_tokenizer(tokenizer_dir if tokenizer_dir.is_dir() else settings["tokenizer_dir"])
         self.image_size = self.tokenizer.config.image_size
+        self.scene = checkpoint_scene(meta, self.tokenizer)
         start_file = self.checkpoint / START_FRAMES_FILE
         self.start_frames = np.load(start_file)["image"] if start_file.is_file() else None
         self.session = None
@@ -134,6 +174,11 @@ class VideoWorldModel:
 
         if len(seeds) != len(frames):
             raise ValueError(f"got {len(seeds)} seeds for {len(frames)} frames")
+        if isinstance(self.tokenizer, PoseTokenizer):  # a learned visual model accepts any frame of its size
+            for row, frame in enumerate(frames):
+                if problems := unreadable_objects(frame):
+                    raise ValueError(f"start frame {row} shows " + " and ".join(problems) + ": the pose model "
+                                     "reads its start state off both (is it a PushT frame?)")
         self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
         self.anchor = frames.copy()
         self.last_frames = frames.copy()
@@ -214,6 +259,19 @@ class VideoWorldModel:
         self.steps_since_anchor += 1
         return self.last_frames.copy()
 
+    def task_signal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(reward, success, coverage) per row of the last predicted frames: gym-pusht's on a PushT
+        checkpoint, read off the predicted pose tokens (pose checkpoints) or by the pixel judge off the
+        predicted frames (visual ones); zeros, False and None on another scene."""
+        from rlvr_sim.metrics.pusht_reward import frame_reward, pose_reward
+
+        rows = len(self.last_frames)
+        if self.scene != PUSHT:
+            return np.zeros(rows), np.zeros(rows, dtype=bool), None
+        if isinstance(self.tokenizer, PoseTokenizer):
+            return pose_reward(self.tokenizer.codes_to_states(self.last_codes)[:, 2:])
+        return frame_reward(self.last_frames)
+
     def rollout(self, frames: np.ndarray, actions: np.ndarray, seeds: list[int], temperature: float = 1.0,
                 batch_size: int = 32, median: bool = False) -> np.ndarray:
         """Open-loop rollouts: (N, S, S, 3) start frames and (N, H, A) actions -> (N, H, S, S, 3) frames.
@@ -242,12 +300,22 @@ class VideoWorldModelEnv(LMWorldModelEnv):
     ## Observation Space
     `Box(0, 255, (64, 64, 3), uint8)`: the predicted RGB frame.
     ## Rewards
-    0.0: the world model predicts frames, not task reward.
+    On a PushT checkpoint, gym-pusht's reward for the predicted frame: clip(coverage / 0.95, 0, 1), where
+    coverage is the share of the goal T's area the predicted T covers (`rlvr_sim.metrics.pusht_reward`,
+    gym-pusht's own formula). The T's pose is the model's predicted pose tokens (bin centres) on a
+    pose-token checkpoint and the pixel judge's reading of the predicted frame on a visual one. It is the
+    reward gym-pusht gives at the env step the frame shows (the last of the `frame_skip` env steps one
+    model step spans), not their sum. `info["coverage"]` and `info["is_success"]` as gym-pusht reports
+    them. A checkpoint of another scene (its `rlvr_sim.json` names another `video_settings.scene` or
+    `task`, e.g. a robot-arm world the PushT judge cannot read) returns 0.0 and reports neither.
     ## Starting State
     A frame of the embedded data set (drawn with the env's seeded generator), or
-    `reset(options={"frame": uint8 (64, 64, 3)})`.
+    `reset(options={"frame": uint8 (64, 64, 3)})`. A pose-token model must be able to read the frame: one
+    without a visible agent or T (all black, all white) raises `ValueError` naming what is missing; a
+    visual model accepts any frame of its size.
     ## Episode End
-    Truncated after `max_episode_steps`; never terminated.
+    Terminated on gym-pusht's success rule (coverage > 0.95) on a PushT checkpoint, judged at each
+    predicted frame; never on another scene. Truncated after `max_episode_steps`.
     ## Arguments
     `checkpoint` (path or embedded name, default "pusht_pose_base"), `render_mode` ("rgb_array" | "human"),
     `max_episode_steps` (100), `temperature` (0.0 = greedy, the most likely next frame: on held-out data it
@@ -320,10 +388,13 @@ class VideoWorldModelEnv(LMWorldModelEnv):
         if self.render_mode == "human":
             self.render()
         info = {"steps_since_anchor": self.world.steps_since_anchor}
+        reward, success, coverage = self.world.task_signal()
+        if coverage is not None:
+            info["coverage"], info["is_success"] = float(coverage[0]), bool(success[0])
         if self.shadow is not None:
             others = self.shadow.step(np.repeat(actions, self.uncertainty_samples, axis=0), self.uncertainty_temperature)
             info["uncertainty"] = float(np.abs(others.astype(np.float64) - self.frame).mean() / 255.0 * 100.0)
-        return self.frame.copy(), 0.0, False, self.elapsed >= self.max_episode_steps, info
+        return self.frame.copy(), float(reward[0]), bool(success[0]), self.elapsed >= self.max_episode_steps, info
 
     def render(self) -> np.ndarray | None:
         if self.render_mode == "rgb_array":
@@ -373,8 +444,10 @@ class VideoWorldModelVectorEnv(VectorEnv):
     settings and the seeded random stream that draws its start frame and sample seed, exactly as a single
     env does at reset; the vector env then starts all N worlds as rows of one decoding session and steps
     them together. All sub-envs reset together and share the episode length, so they stay in lock-step;
-    autoreset is NEXT_STEP (the step after a truncation returns the reset frames). Partial resets are not
-    supported (one KV-cache session holds every row).
+    autoreset is NEXT_STEP (the step after an episode ends returns the reset frames). Partial resets are not
+    supported (one KV-cache session holds every row), so episodes end together: when a row terminates (PushT
+    success, as in the single env) every other row is truncated at that step, and all rows reset at the next.
+    Rewards and `info["coverage"]` / `info["is_success"]` are the single env's, per row.
     """
 
     metadata = {"render_modes": ["rgb_array", "human"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -424,12 +497,16 @@ class VideoWorldModelVectorEnv(VectorEnv):
         actions = self.world.check_actions(actions, self.num_envs)
         self.frames = self.world.step(actions, self.temperature, self.median and self.temperature == 0)
         self.elapsed += 1
-        truncated = np.full(self.num_envs, self.elapsed >= self.max_episode_steps)
-        self._needs_reset = bool(truncated[0])
+        rewards, terminated, coverage = self.world.task_signal()
+        # one KV session holds every row: when one ends, the others are cut short (truncated) with it
+        truncated = np.full(self.num_envs, self.elapsed >= self.max_episode_steps or bool(terminated.any())) & ~terminated
+        self._needs_reset = bool((terminated | truncated).any())
         if self.render_mode == "human":
             self.render()
-        return (self.frames.copy(), np.zeros(self.num_envs), np.zeros(self.num_envs, dtype=bool), truncated,
-                {"steps_since_anchor": np.full(self.num_envs, self.world.steps_since_anchor)})
+        info = {"steps_since_anchor": np.full(self.num_envs, self.world.steps_since_anchor)}
+        if coverage is not None:
+            info["coverage"], info["is_success"] = coverage.astype(np.float64), terminated.copy()
+        return self.frames.copy(), rewards.astype(np.float64), terminated.astype(bool), truncated, info
 
     def render(self) -> np.ndarray | None:
         if self.frames is None:
