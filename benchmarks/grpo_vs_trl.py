@@ -78,8 +78,8 @@ class TimedTrainer(Trainer):
             self.spec = dataclasses.replace(self.spec, stop_token_ids=[])
         self.step_ends: list[float] = []
 
-    def _grpo_step(self) -> dict[str, float]:
-        metrics = super()._grpo_step()
+    def train_step(self) -> dict[str, float]:
+        metrics = super().train_step()
         self.step_ends.append(time.perf_counter())
         return metrics
 

@@ -202,7 +202,7 @@ def _sampler_exactness():
     teacher-forced forward without a cache. The sampler's guarantee is exact log-probs."""
     from rlvr_sim.rl.losses import completion_logprobs
     from rlvr_sim.rl.sampler import left_pad
-    from rlvr_sim.rl.trainer import uncached_completion_logprobs
+    from rlvr_sim.rl.grpo import uncached_completion_logprobs
 
     vocab = 256 if cpu else 2048
     settings = {k: v for k, v in MODEL.items() if k not in ("preset", "max_positions")}

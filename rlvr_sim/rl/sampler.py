@@ -401,6 +401,110 @@ class DecodeSession:
         self.logits = logits.float()
 
 
+class _Answers:
+    """The output rows of `sample`, filled column by column while a session decodes them. Rows that left
+    the session (finished answers) keep padding; `active` maps the session's rows to output rows."""
+
+    def __init__(self, n_rows: int, width: int, pad_token_id: int, device: torch.device) -> None:
+        self.pad_token_id = pad_token_id
+        self.tokens = torch.full((n_rows, width), pad_token_id, dtype=torch.long, device=device)
+        self.logps = torch.zeros((n_rows, width), device=device)
+        self.sampled = torch.zeros((n_rows, width), dtype=torch.bool, device=device)
+        self.valid = torch.zeros((n_rows, width), dtype=torch.bool, device=device)
+        self.finished = torch.zeros(n_rows, dtype=torch.bool, device=device)
+        self.active = torch.arange(n_rows, device=device)  # output rows still in the session, in its order
+        self.everyone = True  # active is every row (plain slices, no gathers)
+        self.column = 0
+
+    @property
+    def rows(self) -> slice | torch.Tensor:
+        return slice(None) if self.everyone else self.active
+
+    def append_sampled(self, choice: torch.Tensor, logprob: torch.Tensor,
+                       stop: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write one drawn token per session row (padding for finished rows); returns (token, alive)."""
+        alive = ~self.finished if self.everyone else ~self.finished[self.active]
+        token = torch.where(alive, choice, torch.full_like(choice, self.pad_token_id))
+        rows = self.rows
+        self.tokens[rows, self.column] = token
+        self.logps[rows, self.column] = torch.where(alive, logprob, torch.zeros_like(logprob))
+        self.sampled[rows, self.column] = alive
+        self.valid[rows, self.column] = alive
+        self.column += 1
+        if stop.numel():
+            self.finished[rows] = self.finished[rows] | (alive & torch.isin(token, stop))
+        return token, alive
+
+    def drop_finished(self, session: DecodeSession, token: torch.Tensor,
+                      alive: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Once finished rows are a quarter of the session, drop them from it; returns the kept rows'
+        (token, alive)."""
+        gone = self.finished if self.everyone else self.finished[self.active]
+        n_gone = int(gone.sum())
+        if n_gone and 4 * n_gone >= len(gone):
+            keep = (~gone).nonzero()[:, 0]
+            session.keep_rows(keep)
+            self.active, token, alive, self.everyone = self.active[keep], token[keep], alive[keep], False
+        return token, alive
+
+    def append_forced(self, chunk: torch.Tensor, session: DecodeSession) -> None:
+        """Write a forced chunk (one row per output row) into the rows still decoding and feed it."""
+        alive = ~self.finished
+        if not self.everyone:
+            chunk, alive = chunk[self.active], alive[self.active]
+        chunk = torch.where(alive[:, None], chunk, torch.full_like(chunk, self.pad_token_id))
+        chunk_valid = alive[:, None].expand_as(chunk)
+        span = slice(self.column, self.column + chunk.shape[1])
+        rows = self.rows
+        self.tokens[rows, span] = chunk
+        self.valid[rows, span] = chunk_valid
+        self.column += chunk.shape[1]
+        session.feed(chunk, chunk_valid)
+
+    def output(self) -> SampleOutput:
+        column = self.column
+        return SampleOutput(
+            tokens=self.tokens[:, :column].cpu(),
+            logprobs=self.logps[:, :column].cpu(),
+            loss_mask=self.sampled[:, :column].cpu(),
+            lengths=self.valid[:, :column].cpu().long().sum(1),
+            pad_token_id=self.pad_token_id,
+        )
+
+
+def _forced_width(n_prompts: int, forced: Sequence[Sequence[Sequence[int]]] | None,
+                  interleave_every: int | None) -> int:
+    """Check `sample`'s forced chunks and return how many output columns they take."""
+    if forced is None:
+        return 0
+    if interleave_every is None or interleave_every < 1:
+        raise ValueError("forced tokens need interleave_every >= 1")
+    if len(forced) != n_prompts:
+        raise ValueError(f"forced has {len(forced)} entries for {n_prompts} prompts")
+    n_chunks = {len(f) for f in forced}
+    if len(n_chunks) != 1:
+        raise ValueError("every prompt needs the same number of forced chunks")
+    return sum(max(len(c) for c in chunks) for chunks in zip(*forced)) if forced[0] else 0
+
+
+def _forced_chunk(forced: Sequence[Sequence[Sequence[int]]], chunk_index: int, answers: _Answers,
+                  group_size: int) -> torch.Tensor:
+    """The `chunk_index`-th forced chunk for every output row: the prompt's own chunk, or where `forced`
+    is callable, the chunk for each sample's tokens so far (padding for finished rows)."""
+    n_rows = answers.tokens.shape[0]
+    if callable(forced[0]):
+        width_now = len(forced[0][chunk_index])
+        done = answers.tokens[:, : answers.column].tolist()
+        chunk_rows = [list(forced[r // group_size](chunk_index, done[r])) if not answers.finished[r]
+                      else [answers.pad_token_id] * width_now for r in range(n_rows)]
+    else:
+        chunk_rows = [list(f[chunk_index]) for f in forced]
+    if len({len(c) for c in chunk_rows}) != 1 or not chunk_rows[0]:
+        raise ValueError(f"forced chunk {chunk_index} must be non-empty and equally long for all prompts")
+    chunk = torch.tensor(chunk_rows, dtype=torch.long, device=answers.tokens.device)
+    return chunk if callable(forced[0]) else chunk.repeat_interleave(group_size, 0)
+
+
 @torch.no_grad()
 def sample(
     model: torch.nn.Module,
@@ -427,93 +531,30 @@ def sample(
     have the same length across prompts. Where `forced[i]` is also callable (chunks that depend on what
     was generated, e.g. `rlvr_sim.tasks.video.StateForcing`), each sample's chunk is
     `forced[i](chunk_index, its tokens so far)`; the list itself then only gives the count and lengths.
-    `max_new_tokens` counts generated tokens only. With `drop_finished`, rows that emitted a stop token leave the batch once they are a quarter of it (the
-    samples are the same either way).
+    `max_new_tokens` counts generated tokens only. With `drop_finished`, rows that emitted a stop token
+    leave the batch once they are a quarter of it (the samples are the same either way).
     """
     if group_size < 1 or max_new_tokens < 1:
         raise ValueError("group_size and max_new_tokens must be >= 1")
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
-    forced_tokens = 0
-    if forced is not None:
-        if interleave_every is None or interleave_every < 1:
-            raise ValueError("forced tokens need interleave_every >= 1")
-        if len(forced) != len(prompts):
-            raise ValueError(f"forced has {len(forced)} entries for {len(prompts)} prompts")
-        n_chunks = {len(f) for f in forced}
-        if len(n_chunks) != 1:
-            raise ValueError("every prompt needs the same number of forced chunks")
-        forced_tokens = sum(max(len(c) for c in chunks) for chunks in zip(*forced)) if forced[0] else 0
+    width = max_new_tokens + _forced_width(len(prompts), forced, interleave_every)
     seeds = list(seeds) if seeds is not None else prompt_seeds(seed, len(prompts))
-    width = max_new_tokens + forced_tokens
     session = DecodeSession(model, prompts, seeds=seeds, group_size=group_size, pad_token_id=pad_token_id,
                             reserve_tokens=width)
-    device, n_rows = session.device, session.rows
-    stop = torch.tensor(sorted(set(stop_token_ids)), dtype=torch.long, device=device)
-    # outputs of all rows, filled column by column; rows that left the batch keep padding
-    tokens = torch.full((n_rows, width), pad_token_id, dtype=torch.long, device=device)
-    logps = torch.zeros((n_rows, width), device=device)
-    sampled = torch.zeros((n_rows, width), dtype=torch.bool, device=device)
-    valid = torch.zeros((n_rows, width), dtype=torch.bool, device=device)
-    finished = torch.zeros(n_rows, dtype=torch.bool, device=device)
-    active = torch.arange(n_rows, device=device)  # rows of the output still in the session, in its order
-    everyone = True  # active is every row (plain slices, no gathers)
-    column = generated = chunk_index = 0
-
+    answers = _Answers(session.rows, width, pad_token_id, session.device)
+    stop = torch.tensor(sorted(set(stop_token_ids)), dtype=torch.long, device=session.device)
+    generated = chunk_index = 0
     while generated < max_new_tokens:
         choice, logprob = session.draw(temperature, top_k, top_p, allowed_token_range)
-        alive = ~finished if everyone else ~finished[active]
-        token = torch.where(alive, choice, torch.full_like(choice, pad_token_id))
-        rows = slice(None) if everyone else active
-        tokens[rows, column] = token
-        logps[rows, column] = torch.where(alive, logprob, torch.zeros_like(logprob))
-        sampled[rows, column] = alive
-        valid[rows, column] = alive
-        column += 1
+        token, alive = answers.append_sampled(choice, logprob, stop)
         generated += 1
-        if stop.numel():
-            finished[rows] = finished[rows] | (alive & torch.isin(token, stop))
-        if generated >= max_new_tokens or bool(finished.all()):
+        if generated >= max_new_tokens or bool(answers.finished.all()):
             break
         if drop_finished and stop.numel() and session.can_drop_rows:
-            gone = finished if everyone else finished[active]
-            n_gone = int(gone.sum())
-            if n_gone and 4 * n_gone >= len(gone):
-                keep = (~gone).nonzero()[:, 0]
-                session.keep_rows(keep)
-                active, token, alive, everyone = active[keep], token[keep], alive[keep], False
-                rows = active
+            token, alive = answers.drop_finished(session, token, alive)
         session.feed(token[:, None], alive[:, None])
         if forced is not None and generated % interleave_every == 0 and chunk_index < len(forced[0]):
-            if callable(forced[0]):  # per sample, from its own tokens (rows that left the batch: padding)
-                width_now = len(forced[0][chunk_index])
-                done = tokens[:, :column].tolist()
-                chunk_rows = [list(forced[r // group_size](chunk_index, done[r])) if not finished[r]
-                              else [pad_token_id] * width_now for r in range(n_rows)]
-            else:
-                chunk_rows = [list(f[chunk_index]) for f in forced]
-            if len({len(c) for c in chunk_rows}) != 1 or not chunk_rows[0]:
-                raise ValueError(f"forced chunk {chunk_index} must be non-empty and equally long for all prompts")
-            chunk = torch.tensor(chunk_rows, dtype=torch.long, device=device)
-            if not callable(forced[0]):
-                chunk = chunk.repeat_interleave(group_size, 0)
-            alive = ~finished
-            if not everyone:
-                chunk, alive = chunk[active], alive[active]
-            chunk = torch.where(alive[:, None], chunk, torch.full_like(chunk, pad_token_id))
-            chunk_valid = alive[:, None].expand_as(chunk)
-            span = slice(column, column + chunk.shape[1])
-            tokens[rows, span] = chunk
-            valid[rows, span] = chunk_valid
-            column += chunk.shape[1]
-            session.feed(chunk, chunk_valid)
+            answers.append_forced(_forced_chunk(forced, chunk_index, answers, group_size), session)
             chunk_index += 1
-
-    valid_t = valid[:, :column].cpu()
-    return SampleOutput(
-        tokens=tokens[:, :column].cpu(),
-        logprobs=logps[:, :column].cpu(),
-        loss_mask=sampled[:, :column].cpu(),
-        lengths=valid_t.long().sum(1),
-        pad_token_id=pad_token_id,
-    )
+    return answers.output()

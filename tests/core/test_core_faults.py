@@ -9,6 +9,7 @@ from safetensors.torch import load_file
 
 from rlvr_sim.config import ConfigError, load_config
 from rlvr_sim.models.lm import CheckpointError
+from rlvr_sim.rl.checkpointing import read_resumable
 from rlvr_sim.rl.trainer import Trainer
 
 TINY = {"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
@@ -62,7 +63,7 @@ def test_resume_auto_skips_a_partial_newest_checkpoint(tmp_path, uninterrupted):
     trainer.run()
     assert same(weights_of(trainer), uninterrupted)  # as if never interrupted
     # the step-6 checkpoint is rewritten whole, through a temporary directory renamed into place
-    assert Trainer._read_state(checkpoints / "step-000006")[1]["step"] == 6
+    assert read_resumable(checkpoints / "step-000006")[1]["step"] == 6
     assert not (checkpoints / "step-000006.tmp").exists()
 
 
@@ -111,8 +112,8 @@ def test_full_disk_fails_before_training_with_the_sizes(tmp_path, monkeypatch):
         usage = real(path)
         return usage._replace(free=1024)
 
-    monkeypatch.setattr("rlvr_sim.rl.trainer.shutil.disk_usage", nearly_full)
+    monkeypatch.setattr("rlvr_sim.rl.checkpointing.shutil.disk_usage", nearly_full)
     with pytest.raises(ConfigError, match=r"has 0\.0 MiB free; a checkpoint of this model needs about [0-9.]+ MiB"):
         Trainer(grpo_config(tmp_path / "run"), "grpo")
-    monkeypatch.setattr("rlvr_sim.rl.trainer.shutil.disk_usage", real)
+    monkeypatch.setattr("rlvr_sim.rl.checkpointing.shutil.disk_usage", real)
     assert Trainer(grpo_config(tmp_path / "run"), "grpo").step == 0  # with room, the same run starts

@@ -13,9 +13,10 @@ from safetensors.torch import load_file
 
 from rlvr_sim.config import load_config
 from rlvr_sim.models.lm import build_model
+from rlvr_sim.rl.grpo import uncached_completion_logprobs
 from rlvr_sim.rl.losses import completion_logprobs
 from rlvr_sim.rl.sampler import left_pad, sample
-from rlvr_sim.rl.trainer import Trainer, run_training, uncached_completion_logprobs
+from rlvr_sim.rl.trainer import Trainer, run_training
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = {"preset": "tiny-5m", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
@@ -117,7 +118,7 @@ def test_gradient_checkpointing_grpo_scores_the_same(addition_sft, tmp_path):
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_mixed_precision_trains_with_fp32_weights(tmp_path, precision):
     trainer = Trainer(tiny_config(tmp_path, f"mixed_precision={precision}", steps=3), "sft")
-    assert trainer.autocast_dtype == {"bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+    assert trainer.processes.autocast_dtype == {"bf16": torch.bfloat16, "fp16": torch.float16}[precision]
     assert (trainer.scaler is not None) == (precision == "fp16")
     summary = trainer.run()
     assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
@@ -129,10 +130,10 @@ def test_mixed_precision_trains_with_fp32_weights(tmp_path, precision):
 
 def test_mixed_precision_follows_accelerate_launch(tmp_path, monkeypatch):
     monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
-    assert Trainer(tiny_config(tmp_path / "a"), "sft").precision == "bf16"
-    assert Trainer(tiny_config(tmp_path / "b", "mixed_precision=no"), "sft").precision == "no"  # the setting wins
+    assert Trainer(tiny_config(tmp_path / "a"), "sft").processes.precision == "bf16"
+    assert Trainer(tiny_config(tmp_path / "b", "mixed_precision=no"), "sft").processes.precision == "no"  # the setting wins
     monkeypatch.delenv("ACCELERATE_MIXED_PRECISION")
-    assert Trainer(tiny_config(tmp_path / "c"), "sft").precision == "no"  # today's default: fp32
+    assert Trainer(tiny_config(tmp_path / "c"), "sft").processes.precision == "no"  # today's default: fp32
 
 
 def test_fsdp_two_processes_match_one_process(addition_sft, tmp_path):

@@ -3,7 +3,7 @@
 import pytest
 
 from rlvr_sim.config import ConfigError, load_config
-from rlvr_sim.rl.trainer import answer_loss_mask
+from rlvr_sim.rl.sft import answer_loss_mask
 from rlvr_sim.tasks.base import Example
 
 

@@ -142,7 +142,7 @@ def video_data(root: Path) -> dict:
 def test_two_grpo_steps_on_the_video_task_with_forced_actions(tmp_path, monkeypatch):
     """The video task through GRPO: interleaved sampling keeps each example's true actions at their places
     between generated frames, out of the loss; the task's reward -(MAE + LPIPS) scores the decoded frames."""
-    import rlvr_sim.rl.trainer as trainer_module
+    import rlvr_sim.rl.grpo as grpo_module
 
     if importlib.util.find_spec("stlpips_pytorch") is None:
         pytest.skip("the video extra (stlpips-pytorch) is not installed")
@@ -156,13 +156,13 @@ def test_two_grpo_steps_on_the_video_task_with_forced_actions(tmp_path, monkeypa
     sampled = []
 
     def recording_sample(model, prompts, **kwargs):
-        out = trainer_module_sample(model, prompts, **kwargs)
+        out = grpo_module_sample(model, prompts, **kwargs)
         if kwargs.get("forced") is not None:
             sampled.append((kwargs["forced"], kwargs["group_size"], out))
         return out
 
-    trainer_module_sample = trainer_module.sample
-    monkeypatch.setattr(trainer_module, "sample", recording_sample)
+    grpo_module_sample = grpo_module.sample
+    monkeypatch.setattr(grpo_module, "sample", recording_sample)
     summary = trainer.run()
     assert summary["steps"] == 2 and summary["reward_errors"] == 0 and len(sampled) == 2
     assert all(trainer.task.worst_reward <= row["reward"] <= 0.0 for row in summary["history"])
