@@ -65,7 +65,7 @@ def write_support(checkpoint: Path, data_dir: str | None = None) -> None:
     """`<checkpoint>/support.npz`: the judged pose codes of the training split's frames and the distance
     threshold calibrated on the test split, read by `evaluations/real2sim.py --rollout` to flag policies
     whose learned-simulator rollouts leave the data's support (`rlvr_sim.evaluations.real2sim.build_support`)."""
-    from rlvr_sim.evaluations.real2sim import build_support
+    from rlvr_sim.data.support import build_support
 
     build_support(checkpoint, data_dir)
 

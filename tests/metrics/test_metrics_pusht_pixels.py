@@ -45,7 +45,11 @@ def test_empty_and_bad_frames():
 
 
 def test_rollout_rates_with_a_perfect_simulator_agree_with_the_pixel_judge(tmp_path):
-    from rlvr_sim.evaluations.real2sim import coverage_table, measure_rollout_rates, write_rates_table
+    from rlvr_sim.evaluations.real2sim_coverage import (
+        coverage_table,
+        measure_rollout_rates,
+        write_rates_table,
+    )
 
     from rlvr_sim.metrics.real2sim import load_success_table
     from rlvr_sim.viewer.worlds import make_ground_truth

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("gym_pusht")
-from rlvr_sim.evaluations.real2sim import EpisodeSpec, rollout_specs, run_episodes, summarise  # noqa: E402
+from rlvr_sim.evaluations.real2sim_episodes import EpisodeSpec, rollout_specs  # noqa: E402
+from rlvr_sim.evaluations.real2sim_fanout import run_episodes  # noqa: E402
+from rlvr_sim.evaluations.real2sim_report import summarise  # noqa: E402
 
 POLICIES = ["expert", "poor"]
 
@@ -23,7 +25,7 @@ def test_ray_and_in_process_runs_agree(support_world):
     support.npz, one does not)."""
     pytest.importorskip("ray")
     import ray
-    from rlvr_sim.evaluations.real2sim import rollout_markdown
+    from rlvr_sim.evaluations.real2sim_report import rollout_markdown
 
     learned = [f"learned:{support_world['with']}", f"learned:{support_world['without']}"]
     specs = rollout_specs(["real"], POLICIES, episodes=2, seed=3, horizon=6)
@@ -53,7 +55,7 @@ def test_ray_and_in_process_runs_agree(support_world):
 
 
 def test_episodes_replay_exactly():
-    from rlvr_sim.evaluations.real2sim import run_episode
+    from rlvr_sim.evaluations.real2sim_episodes import run_episode
 
     spec = EpisodeSpec("real", "good", episode=1, seed=5, horizon=4)
     assert run_episode(spec) == run_episode(spec)
@@ -113,8 +115,8 @@ def support_world(tmp_path_factory):
     110-160 around its centre, 16 frames each, held 4 env steps) and two tiny untrained pose world models
     over it: `with` ships support.npz (built by `build_support`), `without` does not."""
     import torch
-    from rlvr_sim.evaluations.real2sim import build_support
 
+    from rlvr_sim.data.support import build_support
     from rlvr_sim.metrics.pusht_pixels import TEE_AREA_CENTROID
     from rlvr_sim.models.action_bins import ActionBins
     from rlvr_sim.models.lm import build_model, save_checkpoint
@@ -152,9 +154,8 @@ def support_world(tmp_path_factory):
 
 
 def test_support_distance_is_zero_on_training_frames_and_large_off_the_data(support_world):
-    from rlvr_sim.evaluations.real2sim import SUPPORT_FILE, DataSupport
-
     from rlvr_sim.data.episodes import episode_paths, load_episode, split_paths
+    from rlvr_sim.metrics.support import SUPPORT_FILE, DataSupport
     from rlvr_sim.models.pose_tokenizer import PoseTokenizer
 
     path = support_world["with"] / SUPPORT_FILE
@@ -175,8 +176,7 @@ def test_support_distance_is_zero_on_training_frames_and_large_off_the_data(supp
 def test_agent_inside_the_t_is_out_of_a_dense_support():
     """A support of every agent position around a fixed T that keeps the disc off the T: the agent moved into
     the T is far from all of it, one bin's move outside is not."""
-    from rlvr_sim.evaluations.real2sim import DataSupport
-
+    from rlvr_sim.metrics.support import DataSupport
     from rlvr_sim.models.pose_tokenizer import PoseTokenizer
 
     tokenizer, block = PoseTokenizer(), np.array([256.0, 256.0, 0.3])
@@ -194,7 +194,7 @@ def test_agent_inside_the_t_is_out_of_a_dense_support():
 
 
 def test_report_flags_policies_out_of_support():
-    from rlvr_sim.evaluations.real2sim import support_markdown, support_summary
+    from rlvr_sim.evaluations.real2sim_report import support_markdown, support_summary
 
     results = [{"sim": "learned:x", "policy": p, "episode": e, "out_of_support": share}
                for p, shares in {"expert": (0.0, 0.1), "random": (0.5, 0.3)}.items() for e, share in enumerate(shares)]
