@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlvr_sim.data.parquet import read_parquet_rows
+
 RECORD_KEYS = ("game", "current_state", "tick_state", "current_score_state", "next_score_state")
 STATE_KEYS = ("objects", "lastAction")
 TRANSITION_KINDS = ("full", "action", "tick")
@@ -179,15 +181,7 @@ def row_to_transition(row: dict, where: str = "row") -> TextGameTransition:
 
 def load_rlvr_world_parquet(path: str | Path) -> list[TextGameTransition]:
     """Transitions of an RLVR-World text-game parquet file (e.g. test_state_difference.parquet)."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise ImportError("reading parquet needs pyarrow: pip install pyarrow") from exc
-    try:
-        rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # pyarrow raises several types for corrupt / non-parquet files
-        raise TextGameDataError(f"{path}: not a readable parquet file ({exc})") from exc
-    return [row_to_transition(row, f"{path} row {i}") for i, row in enumerate(rows)]
+    return read_parquet_rows(path, row_to_transition, TextGameDataError)
 
 
 def write_rlvr_world_parquet(transitions: list[TextGameTransition], path: str | Path, prompts: list[str],

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlvr_sim.data.parquet import read_parquet_rows
+
 
 class WebDataError(ValueError):
     """A record that is not a usable web transition; the message names the file, record and field."""
@@ -173,13 +175,7 @@ def transition_from_parquet_row(row: dict[str, Any], where: str = "row") -> WebT
 
 def load_rlvr_world_parquet(path: str | Path) -> list[WebTransition]:
     """Transitions from an RLVR-World web parquet file (needs pyarrow)."""
-    import pyarrow.parquet as pq
-
-    try:
-        rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # pyarrow raises several error types on corrupt files
-        raise WebDataError(f"{path}: cannot read as parquet ({exc})") from exc
-    return [transition_from_parquet_row(row, f"{path} row {i}") for i, row in enumerate(rows)]
+    return read_parquet_rows(path, transition_from_parquet_row, WebDataError)
 
 
 def load_web_transitions(path: str | Path) -> list[WebTransition]:
