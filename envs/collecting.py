@@ -12,7 +12,11 @@
   coarser key (every action of a state on one side; a seeded draw per game, kept so the documented data
   sets and the embedded models trained on them stay as they are); PushT writes whole episodes, which the
   video task splits by episode.
-- `key_twins`: how many test keys occur among the training keys (each collector's `count_twins`).
+- `transition_key`'s form: every collector files a transition under `key_digest` of the text its answer is
+  a function of (text game: game, objects, score, action; web: page and action).
+- `split_transitions` and `count_key_twins`: a data file's transitions (or a data directory's split file),
+  and how many test transitions have a training twin, a transition with the same key (each collector's
+  `count_twins`, which adds its own near-twin counts).
 """
 
 from __future__ import annotations
@@ -20,9 +24,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
 
 from rlvr_sim.reporting import add_out_argument
+from rlvr_sim.tasks.text_transition import resolve_split_file
+
+Transition = TypeVar("Transition")
 
 
 def collector_parser(description: str, out_default: str | None = None, seed_default: int = 0,
@@ -56,10 +65,22 @@ def key_split(key: str, test_fraction: float) -> str:
     return "test" if int(key[:15], 16) / 16 ** 15 < test_fraction else "train"
 
 
-def key_twins(train_keys: Iterable[str], test_keys: Sequence[str]) -> int:
-    """How many of `test_keys` (with repeats) occur among `train_keys`."""
-    seen = set(train_keys)
-    return sum(key in seen for key in test_keys)
+def split_transitions(paths: Iterable[str | Path], split: str, load: Callable[[Path], list[Transition]],
+                      task: str) -> list[Transition]:
+    """The transitions of data files, each given as a file or as a data directory whose `split` file
+    (train.jsonl, test.jsonl, ...) is read; `load` reads one file, `task` names the collector in errors."""
+    out: list[Transition] = []
+    for path in map(Path, paths):
+        out += load(resolve_split_file(path, split, task) if path.is_dir() else path)
+    return out
 
 
-__all__ = ["collector_parser", "key_digest", "key_split", "key_twins", "load_class"]
+def count_key_twins(train: Iterable[Transition], test: list[Transition],
+                    key: Callable[[Transition], str]) -> dict[str, int]:
+    """{"test": how many test transitions, "key_twins": how many of them (with repeats) have a training
+    transition with the same `key`}."""
+    seen = {key(t) for t in train}
+    return {"test": len(test), "key_twins": sum(key(t) in seen for t in test)}
+
+
+__all__ = ["collector_parser", "count_key_twins", "key_digest", "key_split", "load_class", "split_transitions"]

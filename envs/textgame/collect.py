@@ -24,7 +24,7 @@ import json
 import random
 from pathlib import Path
 
-from rlvr_sim.envs.collecting import collector_parser, key_twins
+from rlvr_sim.envs.collecting import collector_parser, count_key_twins, key_digest, split_transitions
 from rlvr_sim.envs.textgame.engine import TextGame
 from rlvr_sim.envs.textgame.games import GAMES, make_game
 
@@ -80,12 +80,12 @@ def _state_key(record: dict) -> str:
 
 
 def transition_key(transition: TextGameTransition, with_score: bool = True) -> str:
-    """A transition's key: its game, current objects, current score record (unless `with_score` is False)
-    and action. Two transitions with one key have one answer (the games are deterministic)."""
+    """A transition's key: a digest of its game, current objects, current score record (unless `with_score`
+    is False) and action. Two transitions with one key have one answer (the games are deterministic)."""
     state = transition.current_state["game_state"]
     objects = [entry for entry in state if isinstance(entry, dict) and "uuid" in entry]
     score = [entry for entry in state if not (isinstance(entry, dict) and "uuid" in entry)] if with_score else None
-    return json.dumps([transition.game, objects, score, " ".join(transition.action.split())], sort_keys=True)
+    return key_digest(json.dumps([transition.game, objects, score, " ".join(transition.action.split())], sort_keys=True))
 
 
 def _answer(transition: TextGameTransition) -> str:
@@ -96,26 +96,21 @@ def twin_counts(train: list[TextGameTransition], test: list[TextGameTransition])
     """How many `test` transitions have a training twin (same `transition_key`), and how many a near twin:
     the same game, objects and action in train with another score ("object_twins"), of which how many
     with the same answer (the object changes and score change one of those train transitions has)."""
-    keys = {transition_key(t) for t in train}
     answers: dict[str, set[str]] = {}
     for t in train:
         answers.setdefault(transition_key(t, with_score=False), set()).add(_answer(t))
+    counts = count_key_twins(train, test, transition_key)
+    keys = {transition_key(t) for t in train}
     near = [t for t in test if transition_key(t) not in keys and transition_key(t, with_score=False) in answers]
-    return {"test": len(test), "key_twins": key_twins(keys, [transition_key(t) for t in test]),
-            "object_twins": len(near),
+    return {**counts, "object_twins": len(near),
             "object_twins_same_answer": sum(_answer(t) in answers[transition_key(t, with_score=False)] for t in near)}
-
-
-def _split_file(path: str | Path, split: str) -> Path:
-    path = Path(path)
-    return path / f"{split}.jsonl" if path.is_dir() else path
 
 
 def count_twins(train: list[str | Path], test: str | Path) -> dict[str, int]:
     """`twin_counts` of ByteSized32 jsonl files: `test` (a file, or a directory's test.jsonl) against every
     file of `train` (or directory's train.jsonl)."""
-    train_transitions = [t for path in train for t in load_bytesized32_jsonl(_split_file(path, "train"))]
-    return twin_counts(train_transitions, load_bytesized32_jsonl(_split_file(test, "test")))
+    return twin_counts(split_transitions(train, "train", load_bytesized32_jsonl, "textgame"),
+                       split_transitions([test], "test", load_bytesized32_jsonl, "textgame"))
 
 
 def collect(out_dir: str | Path, episodes_per_game: int = 300, max_steps: int = 20, seed: int = 0,

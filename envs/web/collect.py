@@ -30,13 +30,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from rlvr_sim.envs.collecting import collector_parser, key_digest, key_split, key_twins, load_class
+from rlvr_sim.envs.collecting import (
+    collector_parser,
+    count_key_twins,
+    key_digest,
+    key_split,
+    load_class,
+    split_transitions,
+)
 from rlvr_sim.envs.web.browser_env import BrowserEnv
 from rlvr_sim.envs.web.tasks import WEB_TASKS
 from rlvr_sim.envs.web.tree import format_changes, item_changes, split_header
 
 from rlvr_sim.data.wma import WebTransition, load_web_transitions, to_wma_record
-from rlvr_sim.tasks.text_transition import resolve_split_file
 from rlvr_sim.tasks.web import tree_body
 
 SITE_PATHS = ("/", "/products", "/products?page=2", "/products?page=3", "/orders", "/orders?status=pending",
@@ -54,26 +60,25 @@ def transition_key(tree: str, action: str) -> str:
     return key_digest("\n".join(tree_body(tree)) + "\n\x00" + " ".join(action.split()))
 
 
-def _split_transitions(path: str | Path, split: str) -> list[WebTransition]:
-    """A data file's transitions, or those of a directory's `split` file (train.jsonl, test.jsonl, ...)."""
-    path = Path(path)
-    return load_web_transitions(resolve_split_file(path, split, "web") if path.is_dir() else path)
+def web_key(transition: WebTransition) -> str:
+    """`transition_key` of a loaded transition."""
+    return transition_key(transition.tree, transition.action)
 
 
 def training_keys(train: list[str | Path]) -> set[str]:
     """The `transition_key`s of the training files / directories' train splits."""
-    return {transition_key(t.tree, t.action) for path in train for t in _split_transitions(path, "train")}
+    return set(map(web_key, split_transitions(train, "train", load_web_transitions, "web")))
 
 
 def count_twins(train: list[str | Path], test: str | Path) -> dict[str, int]:
     """How many transitions of `test` (a file, or a directory's test split) have a twin, a transition with
     the same `transition_key`, in any of the `train` files (or directories' train splits); also how many
     share the whole prompt (objective, URL, action, tree)."""
-    prompts = {(t.objective, t.url, t.action, t.tree) for path in train for t in _split_transitions(path, "train")}
-    tests = _split_transitions(test, "test")
-    twins = key_twins(training_keys(train), [transition_key(t.tree, t.action) for t in tests])
+    trains = split_transitions(train, "train", load_web_transitions, "web")
+    tests = split_transitions([test], "test", load_web_transitions, "web")
+    prompts = {(t.objective, t.url, t.action, t.tree) for t in trains}
     same_prompt = sum((t.objective, t.url, t.action, t.tree) in prompts for t in tests)
-    return {"test": len(tests), "key_twins": twins, "prompt_twins": same_prompt}
+    return {**count_key_twins(trains, tests, web_key), "prompt_twins": same_prompt}
 
 
 class ActionProposer(Protocol):
