@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from rlvr_sim.resources import resolve_checkpoint
+
 WORLD = 512.0
 DEFAULT_CHECKPOINT = "pusht_bc"  # under rlvr_sim/assets
 IMAGE_SIZE = 64
@@ -66,7 +68,8 @@ class BCPolicy:
         """Load a checkpoint directory (`model.safetensors` + `config.json`); default: the shipped one."""
         from safetensors.torch import load_file
 
-        directory = resolve_checkpoint(checkpoint)
+        directory = resolve_checkpoint(checkpoint, DEFAULT_CHECKPOINT, required_file="model.safetensors",
+                                       what="BC checkpoint")
         config = json.loads((directory / "config.json").read_text())
         net = BCNet(config["width"], config["hidden"])
         net.load_state_dict(load_file(str(directory / "model.safetensors")))
@@ -84,17 +87,6 @@ class BCPolicy:
         out = self.net(torch.from_numpy(frame[None]), torch.from_numpy(self.previous[None]))[0].numpy()
         self.previous = np.clip(out, 0.0, 1.0).astype(np.float32)
         return self.previous * np.float32(WORLD)
-
-
-def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
-    """A checkpoint directory: an existing path, or the name of one shipped under `rlvr_sim/assets`."""
-    import rlvr_sim.assets
-
-    name = checkpoint or DEFAULT_CHECKPOINT
-    for candidate in (Path(name), Path(rlvr_sim.assets.__file__).parent / str(name)):
-        if (candidate / "model.safetensors").is_file():
-            return candidate
-    raise FileNotFoundError(f"BC checkpoint {name!r} not found (as a path or under rlvr_sim/assets)")
 
 
 def _to_model_size(frame: np.ndarray) -> np.ndarray:

@@ -27,6 +27,18 @@ def asset_path(name: str) -> Path:
     return _package_dir("rlvr_sim.assets") / name
 
 
+def resolve_checkpoint(checkpoint: str | Path | None, default: str, *, required_file: str | None = None,
+                       what: str = "checkpoint") -> Path:
+    """The one way every loader finds a checkpoint directory: `checkpoint` (else `default`) as an existing
+    path, else as the name of one embedded under `rlvr_sim/assets`. With `required_file`, a directory
+    counts only if it holds that file (e.g. `model.safetensors`). `what` names the checkpoint in the error."""
+    name = checkpoint or default
+    for candidate in (Path(name), asset_path(str(name))):
+        if candidate.is_dir() and (required_file is None or (candidate / required_file).is_file()):
+            return candidate
+    raise FileNotFoundError(f"{what} {str(name)!r} not found (as a path or under {asset_path('')})")
+
+
 def packaged_results(name: str) -> Path:
     """A committed result file, e.g. `packaged_results("textgame.json")` (read-only in an installed package)."""
     return _package_dir("rlvr_sim.evaluations") / "results" / name
@@ -63,4 +75,4 @@ def display_path(path: str | Path) -> str:
     return str(path)
 
 
-__all__ = ["asset_path", "display_path", "packaged_results", "results_dir"]
+__all__ = ["asset_path", "display_path", "packaged_results", "resolve_checkpoint", "results_dir"]
