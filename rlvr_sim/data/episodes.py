@@ -1,4 +1,5 @@
-"""Load video episodes stored as Open-X / RT-1-style `.npz` files, at any resolution and action size.
+"""Load video episodes, at any resolution and action size, from an Open-X / RT-1-style `.npz` folder or a
+LeRobot dataset folder (v2.x or v3.0: parquet tables plus mp4 videos; `rlvr_sim.data.lerobot`).
 
 One file per episode with `image` (T, H, W, 3) uint8 frames and `action` (T, A) or (T - 1, A) float
 actions, where action[t] is issued at frame t (the keys RLVR-World's Open-X converter writes; our PushT
@@ -8,6 +9,11 @@ s > 1 an episode keeps frames 0, s, 2s, ... and the action of each skipped trans
 s sub-step actions (exact when actions were held for s steps, as our collector does). Anything else, a
 missing key, a wrong shape, NaN actions, a corrupt file, raises `EpisodeFormatError` naming the file
 and the problem.
+
+A folder holding `meta/info.json` is read as a LeRobot dataset: `episode_paths` then lists one
+`LeRobotEpisodeRef` per episode (the camera chosen by `camera`, default the first video feature, and the
+action column by `action_key`), which `load_episode` reads like a file. Non-square frames (e.g. 480x640)
+are resized to the square model size without cropping, as RLVR-World resizes RT-1's 256x320 frames.
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from __future__ import annotations
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from rlvr_sim.data.lerobot import LeRobotEpisodeRef
 
 IMAGE_KEY, ACTION_KEY = "image", "action"
 # signed, unsigned, float: numpy counts complex and timedelta as numbers too, but neither is a pixel or an action
@@ -91,14 +100,8 @@ def _as_actions(actions: np.ndarray, num_frames: int, where: str) -> np.ndarray:
     return actions
 
 
-def load_episode(
-    path: str | Path, image_size: int = 64, frame_skip: int = 1,
-    image_key: str = IMAGE_KEY, action_key: str = ACTION_KEY,
-) -> Episode:
-    """Read one episode file, validate it and resize its frames to (image_size, image_size)."""
-    path = Path(path)
-    if frame_skip < 1:
-        raise ValueError(f"frame_skip must be >= 1, got {frame_skip}")
+def _read_npz(path: Path, image_key: str, action_key: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """(images, actions, scalar metadata) of one .npz episode, as stored."""
     try:
         data = np.load(path, allow_pickle=False)
         if not isinstance(data, np.lib.npyio.NpzFile):  # a bare .npy array under an .npz name
@@ -114,6 +117,25 @@ def load_episode(
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
         raise EpisodeFormatError(f"{path}: not a readable .npz episode ({error})") from error
+    return images, actions, metadata
+
+
+def load_episode(
+    path: str | Path | LeRobotEpisodeRef, image_size: int = 64, frame_skip: int = 1,
+    image_key: str = IMAGE_KEY, action_key: str = ACTION_KEY,
+) -> Episode:
+    """Read one episode (an .npz file, or a LeRobot episode from `episode_paths`), validate it and resize
+    its frames to (image_size, image_size). `image_key`/`action_key` name the .npz arrays; a LeRobot
+    reference carries its own camera and action column."""
+    from rlvr_sim.data.lerobot import LeRobotEpisodeRef, read_lerobot_episode
+
+    if frame_skip < 1:
+        raise ValueError(f"frame_skip must be >= 1, got {frame_skip}")
+    if isinstance(path, LeRobotEpisodeRef):
+        images, actions, metadata = read_lerobot_episode(path)
+    else:
+        path = Path(path)
+        images, actions, metadata = _read_npz(path, image_key, action_key)
     images = _as_rgb_uint8(images, str(path))
     actions = _as_actions(actions, len(images), str(path))
     if frame_skip > 1:
@@ -126,12 +148,22 @@ def load_episode(
     return Episode(resize_frames(images, image_size), actions, str(path), metadata)
 
 
-def episode_paths(directory: str | Path) -> list[Path]:
-    """All `.npz` files under `directory` (recursively, skipping hidden files and folders such as caches),
-    sorted; an error if there are none."""
+def episode_paths(
+    directory: str | Path, camera: str | None = None, action_key: str = ACTION_KEY,
+) -> list[Path] | list[LeRobotEpisodeRef]:
+    """The episodes of `directory`, sorted: for a LeRobot folder (one with `meta/info.json`) one reference
+    per episode reading video feature `camera` (default the first) and column `action_key`; otherwise all
+    `.npz` files under it (recursively, skipping hidden files and folders such as caches). An error if
+    there are none."""
+    from rlvr_sim.data.lerobot import is_lerobot_dataset, lerobot_episode_refs
+
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"episode directory {directory} does not exist")
+    if is_lerobot_dataset(directory):
+        return lerobot_episode_refs(directory, camera, action_key)
+    if camera is not None:
+        raise ValueError(f"camera={camera!r} applies to LeRobot folders only; {directory} has no meta/info.json")
     paths = sorted(p for p in directory.rglob("*.npz")
                    if not any(part.startswith(".") for part in p.relative_to(directory).parts))
     if not paths:
@@ -153,12 +185,13 @@ def split_paths(paths: list[Path], test_fraction: float = 0.1, seed: int = 0) ->
 
 
 def load_episodes(
-    paths: list[Path] | str | Path, image_size: int = 64, frame_skip: int = 1,
-    image_key: str = IMAGE_KEY, action_key: str = ACTION_KEY,
+    paths: list[Path] | list[LeRobotEpisodeRef] | str | Path, image_size: int = 64, frame_skip: int = 1,
+    image_key: str = IMAGE_KEY, action_key: str = ACTION_KEY, camera: str | None = None,
 ) -> list[Episode]:
-    """Load a directory or a list of episode files; all episodes must share one action dimension."""
+    """Load a directory (.npz or LeRobot; `camera` picks a LeRobot video feature) or a list from
+    `episode_paths`; all episodes must share one action dimension."""
     if isinstance(paths, (str, Path)):
-        paths = episode_paths(paths)
+        paths = episode_paths(paths, camera, action_key)
     episodes = [load_episode(p, image_size, frame_skip, image_key, action_key) for p in paths]
     dims = {ep.actions.shape[1] for ep in episodes}
     if len(dims) > 1:
