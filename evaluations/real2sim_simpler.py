@@ -13,13 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from rlvr_sim.metrics.real2sim import load_success_table, real2sim_report, report_markdown
+from rlvr_sim.metrics.real2sim import read_success_table, real2sim_report, report_markdown
 
 
 def evaluate_table(table: str | Path, percent: bool = False, task: str | None = None) -> dict[str, Any]:
-    """Pearson and MMRV of every simulator in a result table, per task and averaged over tasks."""
-    report = real2sim_report(load_success_table(table, percent=percent, task=task))
-    report["source"] = str(table)
+    """Pearson and MMRV of every simulator in a result table, per task and averaged over tasks; `skipped`
+    lists the table's entries read as metadata rather than rates."""
+    read = read_success_table(table, percent=percent, task=task)
+    report = real2sim_report(read.tasks)
+    report["source"], report["skipped"] = str(table), read.skipped
     report["metric_definitions"] = {
         "pearson": "Pearson correlation of per-policy success rates, simpler-env formula (higher is better)",
         "mmrv": "mean over policies i of max_j |real_i - real_j| where sim and real order (i, j) "
@@ -34,7 +36,9 @@ def write_report(report: dict[str, Any], out_dir: str | Path, name: str = "real2
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, markdown_path = out_dir / f"{name}.json", out_dir / f"{name}.md"
     json_path.write_text(json.dumps(report, indent=2) + "\n")
-    markdown_path.write_text(f"Real2Sim policy evaluation ({report['source']})\n\n" + report_markdown(report))
+    skipped = "".join(f"\nSkipped as metadata, not rates: {entry}" for entry in report.get("skipped", []))
+    markdown_path.write_text(f"Real2Sim policy evaluation ({report['source']})\n\n" + report_markdown(report) + skipped
+                             + ("\n" if skipped else ""))
     return json_path, markdown_path
 
 

@@ -241,6 +241,7 @@ class _Collector:
         self.percent = percent
         self.origin = origin
         self.cells: dict[str, dict[str, dict[str, float]]] = {}
+        self.skipped: list[str] = []  # entries read as metadata, not rates ("key: why")
 
     def add(self, task: str, source: str, policy: str, value: Any, percent: bool = False) -> None:
         """One cell; `percent` marks a column whose header says its numbers are percentages."""
@@ -268,8 +269,9 @@ class _Collector:
                 )
             sims = {name: rates for name, rates in sources.items() if name != "real"}
             if not sims:
+                skipped = f" (skipped as metadata: {'; '.join(self.skipped)})" if self.skipped else ""
                 raise ValueError(
-                    f"{self.origin}: task {task!r} has real success rates but no simulator to compare"
+                    f"{self.origin}: task {task!r} has real success rates but no simulator to compare{skipped}"
                 )
             policies = list(sources["real"])
             for name, rates in sims.items():
@@ -414,10 +416,41 @@ def _holds_rates(value: Any) -> bool:
         return False
 
 
+def _metadata_reason(mapping: Any, real: Any) -> str | None:
+    """Why a JSON entry beside the real rates is metadata rather than a simulator's rates (None: it is a
+    simulator). A simulator's entry is shaped as the real one: a mapping holding rates, nested per task
+    exactly when the real one is, naming at least one of its tasks or policies. So metadata with numbers
+    among its text (a trial count, a date, per-task episode counts) is skipped, while a simulator that
+    lists other policies than the real one still fails loudly on the mismatch."""
+    if not isinstance(mapping, Mapping):
+        return f"a {type(mapping).__name__}, not a mapping of rates"
+    if not _holds_rates(mapping):
+        return "holds no success rate"
+    nested = all(isinstance(v, Mapping) for v in real.values()) if isinstance(real, Mapping) and real else False
+    if any(isinstance(v, Mapping) for v in mapping.values()) != nested:
+        return "not shaped as the real rates (" + ("per task" if nested else "per policy") + ")"
+    if isinstance(real, Mapping) and not set(map(str, mapping)) & set(map(str, real)):
+        return "names none of the real rates' " + ("tasks" if nested else "policies")
+    return None
+
+
+def _add_sources(collector: _Collector, sources: Mapping, default_task: str, prefix: str = "") -> None:
+    """Every entry of a mapping that has a real entry: the real rates, the simulators shaped like them,
+    and metadata (skipped, listed in `collector.skipped`)."""
+    real = next(mapping for source, mapping in sources.items() if _is_real(source))
+    for source, mapping in sources.items():
+        reason = None if _is_real(source) else _metadata_reason(mapping, real)
+        if reason is None:
+            _add_source_mapping(collector, source, mapping, default_task)
+        else:
+            collector.skipped.append(f"{prefix}{source}: {reason}")
+
+
 def _parse_json(data: Any, collector: _Collector, default_task: str) -> None:
     """Records [{policy, real, <sim>...}], {source: {policy: rate}} / {source: {task: {policy: rate}}}
     (simpler-env's REAL_PERF / SIMPLER_PERF), or {task: {source: {policy: rate}}}. In the two mapping
-    layouts a top-level (or per-task) entry that is not a mapping holding rates is metadata and skipped."""
+    layouts an entry that is not shaped as the real rates is metadata: skipped and listed
+    (`_metadata_reason`); in the per-task layout, so is a top-level entry without a real entry."""
     if isinstance(data, list):
         if not data or not all(isinstance(r, Mapping) for r in data):
             raise ValueError(f"{collector.origin}: a JSON list must hold one object per policy")
@@ -428,33 +461,49 @@ def _parse_json(data: Any, collector: _Collector, default_task: str) -> None:
     if not isinstance(data, Mapping):
         raise ValueError(f"{collector.origin}: unsupported JSON layout ({type(data).__name__})")
     if any(_is_real(key) for key in data):
-        for source, mapping in data.items():
-            if _is_real(source) or (isinstance(mapping, Mapping) and _holds_rates(mapping)):
-                _add_source_mapping(collector, source, mapping, default_task)
+        _add_sources(collector, data, default_task)
         return
+    with_real = {task for task, sources in data.items()
+                 if isinstance(sources, Mapping) and any(_is_real(key) for key in sources)}  # fmt: skip
+    if not with_real:
+        raise ValueError(
+            f"{collector.origin}: no 'real' entry: expected {{'real': ..., '<sim>': ...}} at the top level "
+            f"or under each task (top-level keys: {sorted(map(str, data))[:8]})"
+        )
     for task, sources in data.items():
-        if not (isinstance(sources, Mapping) and _holds_rates(sources)):
-            continue
-        if not any(_is_real(key) for key in sources):
-            raise ValueError(
-                f"{collector.origin}: no 'real' entry: expected {{'real': ..., '<sim>': ...}} at the top level "
-                f"or under each task (task {task!r})"
-            )
-        for source, mapping in sources.items():
-            if _is_real(source) or (isinstance(mapping, Mapping) and _holds_rates(mapping)):
-                _add_source_mapping(collector, source, mapping, str(task))
+        if task in with_real:
+            _add_sources(collector, sources, str(task), prefix=f"{task}.")
+        else:
+            lacks_real = isinstance(sources, Mapping) and _holds_rates(sources)
+            collector.skipped.append(f"{task}: " + ("no 'real' entry" if lacks_real else _metadata_reason(sources, None)))
+
+
+@dataclass
+class SuccessTable:
+    """A result table as read: one `TaskSuccessRates` per task, and the entries skipped as metadata."""
+
+    tasks: list[TaskSuccessRates]
+    skipped: list[str] = field(default_factory=list)
 
 
 def load_success_table(
     path: str | Path, percent: bool = False, task: str | None = None
 ) -> list[TaskSuccessRates]:
-    """Per-task, per-policy real and simulated success rates from a CSV/TSV, markdown or JSON file.
+    """Per-task, per-policy real and simulated success rates from a CSV/TSV, markdown or JSON file
+    (`read_success_table(...).tasks`)."""
+    return read_success_table(path, percent=percent, task=task).tasks
+
+
+def read_success_table(path: str | Path, percent: bool = False, task: str | None = None) -> SuccessTable:
+    """Per-task, per-policy real and simulated success rates from a CSV/TSV, markdown or JSON file, and the
+    JSON entries skipped as metadata.
 
     Layouts: long (one row per policy: `policy`, `real`, one column per simulator, optional `task`),
     wide (one row per evaluation named e.g. 'Real' / 'SIMPLER', one column per policy), markdown pipe
     tables of either layout (a heading names the task), and JSON as simpler-env keeps its numbers
-    ({"real": {task: {policy: rate}}, "<sim>": ...}; keys that hold no rate, such as metadata beside
-    REAL_PERF / SIMPLER_PERF, are skipped). Rates are fractions; '85%' cells or
+    ({"real": {task: {policy: rate}}, "<sim>": ...}; entries not shaped as the real rates, such as metadata
+    beside REAL_PERF / SIMPLER_PERF with a trial count or a date in it, are skipped and listed in
+    `SuccessTable.skipped`). Rates are fractions; '85%' cells or
     `percent=True` read percentages. `task` names the task of single-task tables (default: file stem).
     """
     path = Path(path)
@@ -479,4 +528,4 @@ def load_success_table(
         _parse_csv(text, collector, default_task, "\t" if suffix == ".tsv" else ",")
     else:
         raise ValueError(f"{path}: unknown table format {suffix!r} (use .csv, .tsv, .md or .json)")
-    return collector.tables()
+    return SuccessTable(collector.tables(), collector.skipped)
