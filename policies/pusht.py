@@ -25,6 +25,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from rlvr_sim.metrics.pusht_pixels import rotate
+
 ACTION_LOW, ACTION_HIGH = 0.0, 512.0
 GOAL_POSE = np.array([256.0, 256.0, np.pi / 4])  # gym-pusht's fixed goal (x, y, angle)
 # Body-frame centre of mass of the T in gym-pusht (mean of the bar and stem centres).
@@ -59,13 +61,6 @@ SKILLS: dict[str, Skill] = {
 }
 
 
-def _rotate(vec: np.ndarray, angle: float) -> np.ndarray:
-    """Rotate one (2,) vector or an (N, 2) array of vectors by `angle`."""
-    c, s = np.cos(angle), np.sin(angle)
-    vec = np.asarray(vec, dtype=np.float64)
-    return np.stack([c * vec[..., 0] - s * vec[..., 1], s * vec[..., 0] + c * vec[..., 1]], axis=-1)
-
-
 def _wrap_angle(angle: float) -> float:
     return float((angle + np.pi) % (2 * np.pi) - np.pi)
 
@@ -97,7 +92,7 @@ OUTLINE_POINTS, OUTLINE_NORMALS = _outline()
 
 def distance_to_tee(points: np.ndarray, pose: np.ndarray) -> np.ndarray:
     """Distance of world points (..., 2) from the T at `pose` (0 inside it)."""
-    local = _rotate(np.asarray(points, dtype=np.float64) - pose[:2], -float(pose[2]))
+    local = rotate(np.asarray(points, dtype=np.float64) - pose[:2], -float(pose[2]))
     distance = np.full(local.shape[:-1], np.inf)
     for low, high in TEE_BOXES:
         outside = np.maximum(np.maximum(low - local, local - high), 0.0)
@@ -116,15 +111,15 @@ class PushPlanner:
         self.contact = None
 
     def target(self, agent: np.ndarray, block_pose: np.ndarray, goal_pose: np.ndarray) -> np.ndarray:
-        com = block_pose[:2] + _rotate(TEE_COM_LOCAL, float(block_pose[2]))
-        goal_com = goal_pose[:2] + _rotate(TEE_COM_LOCAL, float(goal_pose[2]))
+        com = block_pose[:2] + rotate(TEE_COM_LOCAL, float(block_pose[2]))
+        goal_com = goal_pose[:2] + rotate(TEE_COM_LOCAL, float(goal_pose[2]))
         gyration = np.sqrt(TEE_GYRATION_SQ)
         wanted = np.concatenate([goal_com - com, [gyration * _wrap_angle(float(goal_pose[2] - block_pose[2]))]])
         error = float(np.linalg.norm(wanted))
         if error < 3.0:
             return agent.copy()
-        points = block_pose[:2] + _rotate(OUTLINE_POINTS, float(block_pose[2]))
-        normals = _rotate(OUTLINE_NORMALS, float(block_pose[2]))
+        points = block_pose[:2] + rotate(OUTLINE_POINTS, float(block_pose[2]))
+        normals = rotate(OUTLINE_NORMALS, float(block_pose[2]))
         lever = points - com
         spin = (lever[:, 0] * -normals[:, 1] - lever[:, 1] * -normals[:, 0]) / TEE_GYRATION_SQ
         twist = np.concatenate([-normals, gyration * spin[:, None]], axis=1)
@@ -159,7 +154,7 @@ class PushPlanner:
             return com + radial / max(float(np.linalg.norm(radial)), 1e-6) * self.orbit_radius
         here = float(np.arctan2(radial[1], radial[0]))
         turn = _wrap_angle(float(np.arctan2(wanted[1], wanted[0])) - here)
-        return com + _rotate(np.array([self.orbit_radius, 0.0]), here + np.sign(turn) * min(abs(turn), 0.7))
+        return com + rotate(np.array([self.orbit_radius, 0.0]), here + np.sign(turn) * min(abs(turn), 0.7))
 
 
 class PushTPolicy:
@@ -227,7 +222,7 @@ class NearGoalTask:
         direction = rng.uniform(-np.pi, np.pi)
         block = GOAL_POSE[:2] + rng.uniform(*self.radius) * np.array([np.cos(direction), np.sin(direction)])
         angle = GOAL_POSE[2] + rng.choice([-1.0, 1.0]) * np.radians(rng.uniform(*self.turn_deg))
-        com = block + _rotate(TEE_COM_LOCAL, angle)
+        com = block + rotate(TEE_COM_LOCAL, angle)
         while True:
             agent = rng.uniform(60.0, 452.0, size=2)
             if np.linalg.norm(agent - com) > self.agent_clearance:

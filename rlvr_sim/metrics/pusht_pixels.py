@@ -49,9 +49,12 @@ def colour_labels(frame: np.ndarray) -> np.ndarray:
     return distances.argmin(-1)
 
 
-def _rotate(points: np.ndarray, angle: float) -> np.ndarray:
+def rotate(vec: np.ndarray, angle: float) -> np.ndarray:
+    """Rotate one (2,) vector or an (N, 2) array of vectors by `angle` (radians, counter-clockwise in x/y):
+    the one rotation of the PushT code (metrics, scripted policies)."""
     c, s = np.cos(angle), np.sin(angle)
-    return points @ np.array([[c, s], [-s, c]])
+    vec = np.asarray(vec, dtype=np.float64)
+    return np.stack([c * vec[..., 0] - s * vec[..., 1], s * vec[..., 0] + c * vec[..., 1]], axis=-1)
 
 
 def tee_mask(pose: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -62,7 +65,7 @@ def tee_mask(pose: np.ndarray, height: int, width: int) -> np.ndarray:
     canvas = np.zeros((height * supersample, width * supersample), np.uint8)
     scale = np.array([width, height]) * supersample / WORLD_SIZE
     for polygon in TEE_POLYGONS:
-        world = _rotate(polygon, float(pose[2])) + np.asarray(pose[:2], dtype=np.float64)
+        world = rotate(polygon, float(pose[2])) + np.asarray(pose[:2], dtype=np.float64)
         cv2.fillPoly(canvas, [np.round(world * scale * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
     pooled = canvas.reshape(height, supersample, width, supersample).mean(axis=(1, 3))
     return pooled >= 0.5
@@ -114,7 +117,7 @@ def estimate_block_pose(labels: np.ndarray, coarse_steps: int = 72, fine_steps: 
     step = 2 * np.pi / coarse_steps
     coarse = best_of(np.arange(coarse_steps) * step - np.pi)
     angle = _wrap(best_of(coarse + np.linspace(-step, step, fine_steps)))
-    position = centroid - _rotate(TEE_AREA_CENTROID[None], angle)[0]
+    position = centroid - rotate(TEE_AREA_CENTROID[None], angle)[0]
     return np.array([position[0], position[1], angle])
 
 
