@@ -289,7 +289,8 @@ class ArmReachEnv(gym.Env):
 def arrival_errors(runs: int = 200, steps: int = 4, seed: int = 0, size: int = 64) -> np.ndarray:
     """(runs, steps) tip-to-target distance in pixels of a size x size frame after each step of holding a
     far target: each run starts from a seeded random arm at rest and commands a reachable point at least
-    150 units (19 px at 64x64) from the tip. Backs the arrival figures in docs/arm.md."""
+    150 units (19 px at 64x64) from the tip. Backs the arrival figures in docs/arm.md
+    (`python -m rlvr_sim.envs.arm.measure`)."""
     env = ArmReachEnv(observation_size=size, render_mode=None)
     rng = np.random.default_rng(seed)
     errors = np.zeros((runs, steps))
@@ -309,18 +310,6 @@ def arrival_errors(runs: int = 200, steps: int = 4, seed: int = 0, size: int = 6
     return errors
 
 
-def main() -> None:
-    """`python -m rlvr_sim.envs.arm.env`: the arrival table (median / 99th percentile / max px per step)."""
-    errors = arrival_errors()
-    for step in range(errors.shape[1]):
-        column = errors[:, step]
-        print(f"after {step + 1} step(s): median {np.median(column):.3f} px, p99 {np.percentile(column, 99):.3f} px, "
-              f"max {column.max():.3f} px (64x64, {len(column)} far targets)")
-
-
 __all__ = ["ArmReachEnv", "arrival_errors", "critically_damped", "forward_kinematics", "inverse_kinematics", "reachable",
            "world_to_px"]
 
-
-if __name__ == "__main__":
-    main()

@@ -2,6 +2,7 @@
 the camera projection and the colour-mask judges against MuJoCo's ground truth, pushing, bad input, and
 the collector behind `python training/collect.py --task arm`."""
 
+import json
 import os
 
 import numpy as np
@@ -182,3 +183,16 @@ def test_mix_errors_and_command_line(tmp_path, capsys):
     assert main(["--task", "arm", "--out", str(tmp_path), "--episodes", "1", "--max-steps", "5", "--seed", "2"]) == 0
     assert '"episodes": 1' in capsys.readouterr().out
     assert len(list(tmp_path.glob("arm_*.npz"))) == 1
+
+
+def test_measure_reports_arrival_and_judge_accuracy(tmp_path, capsys):
+    from rlvr_sim.envs.arm.measure import judge_accuracy, main
+
+    collect(tmp_path, episodes=2, seed=1, max_steps=10)
+    accuracy = judge_accuracy(tmp_path)
+    assert accuracy["episodes"] == 2 and accuracy["tip_px"]["count"] == 22 and accuracy["tip_px"]["max"] < 1.0
+    main(["--runs", "5", "--data", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out)
+    assert report["arrival"]["after_3_steps"]["max"] < 0.5 and report["judge"]["tip_px"]["missing"] == 0
+    with pytest.raises(FileNotFoundError, match="no arm_"):
+        judge_accuracy(tmp_path / "empty")
