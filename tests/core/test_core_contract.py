@@ -8,6 +8,11 @@ Directions (checked on the import statements, module level or not):
 - of the installed packages, only `rlvr_sim/cli.py` imports the interactive viewer (`rlvr_sim.viewer`),
   the application on top (benchmarks and scripts may).
 
+Modules reached by string (registries such as `rlvr_sim.tasks.TASKS`, `training/collect.py`'s COLLECTORS,
+the CLI's commands, the gym registrations, default policy classes given to `load_class`): every string of
+the installed code that is a whole module reference (`rlvr_sim.a.b`, `rlvr_sim.a.b:Name`, `rlvr_sim.a.b.Name`)
+must name a module file of the package and, where it names an attribute, one that module defines.
+
 Run them alone with `python -m pytest tests/core -k contract`.
 """
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -116,6 +122,87 @@ def test_contract_checker_sees_both_spellings_and_nested_imports(tmp_path):
     modules = imported_modules(sample)
     assert {periphery_of(m) for m in modules} >= {"envs", "evaluations"}
     assert any(is_collector(m) for m in modules) and not any(is_viewer(m) for m in modules)
+
+
+# installed package -> folder of the clone (setup.py's MAPPED); everything else is under rlvr_sim/
+MAPPED_FOLDERS = {"envs": "envs", "policies": "policies", "training": "training", "evaluations": "evaluations",
+                  "assets": "assets"}
+MODULE_REFERENCE = re.compile(r"rlvr_sim(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?")
+FILE_SUFFIXES = {"json", "jsonl", "yaml", "yml", "md", "txt", "npz", "safetensors", "py", "pt"}  # rlvr_sim.json
+
+
+def module_path(name: str, root: Path = REPO) -> Path | None:
+    """The source file of the installed module `name` in the clone at `root` (None: no such module)."""
+    parts = name.split(".")[1:]
+    base = root / "rlvr_sim"
+    if parts and parts[0] in MAPPED_FOLDERS:
+        base, parts = root / MAPPED_FOLDERS[parts[0]], parts[1:]
+    stem = base.joinpath(*parts)
+    for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+def top_level_names(path: Path) -> set[str]:
+    """Names a module defines or imports at its top level (functions, classes, assignments, imports)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def reference_resolves(reference: str, root: Path = REPO) -> bool:
+    """Whether `rlvr_sim.a.b[:Name]` (or `rlvr_sim.a.b.Name`) names a module of the clone at `root` and,
+    where given, an attribute it defines."""
+    module, _, attribute = reference.partition(":")
+    path = module_path(module, root)
+    if path is None and not attribute and "." in module:  # module.Name spelling
+        module, attribute = module.rsplit(".", 1)
+        path = module_path(module, root)
+    return path is not None and (not attribute or attribute in top_level_names(path))
+
+
+def string_references(path: Path) -> list[tuple[int, str]]:
+    """(line, string) of every string constant in a file that is a whole module reference."""
+    return [(node.lineno, node.value) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and MODULE_REFERENCE.fullmatch(node.value) and node.value.rsplit(".", 1)[-1] not in FILE_SUFFIXES]
+
+
+def broken_string_references(root: Path = REPO) -> list[str]:
+    """`file:line: reference` for each module reference of the installed code that names nothing."""
+    files = [p for folder in ("rlvr_sim", *PERIPHERY) for p in sorted((root / folder).rglob("*.py"))]
+    return [f"{path.relative_to(root).as_posix()}:{line}: {reference}" for path in files
+            for line, reference in string_references(path) if not reference_resolves(reference, root)]
+
+
+def test_contract_modules_named_by_string_exist():
+    """Registries and gym registrations reach modules by string; a renamed module must fail here, not at
+    the first `gym.make` or `--task` that uses it."""
+    assert broken_string_references() == []
+
+
+def test_contract_string_references_are_found_and_checked(tmp_path):
+    """The checker sees registry values, gym entry points and defaults, and fails on a broken one."""
+    assert ("rlvr_sim.envs.textgame.collect" in {ref for _, ref in string_references(REPO / "training" / "collect.py")})
+    assert any(ref.endswith(":VideoWorldModelEnv") for _, ref in string_references(REPO / "rlvr_sim" / "registration.py"))
+    assert reference_resolves("rlvr_sim.tasks.video:VideoTask") and reference_resolves("rlvr_sim.envs.web.collect")
+    assert reference_resolves("rlvr_sim.policies.pusht.PushTPolicy") and reference_resolves("rlvr_sim.training")
+    for broken in ("rlvr_sim.tasks.video:NoSuchTask", "rlvr_sim.envs.no_such_module", "rlvr_sim.envs.web.collect:x"):
+        assert not reference_resolves(broken)
+    (tmp_path / "rlvr_sim").mkdir()
+    (tmp_path / "rlvr_sim" / "__init__.py").write_text("")
+    (tmp_path / "rlvr_sim" / "registry.py").write_text(
+        'REGISTRY = {"ok": "rlvr_sim.registry:REGISTRY", "gone": "rlvr_sim.renamed:Thing"}\n'
+        'META = "rlvr_sim.json"\n')
+    assert broken_string_references(tmp_path) == ["rlvr_sim/registry.py:1: rlvr_sim.renamed:Thing"]
 
 
 def declared_members(cls: type) -> set[str]:
