@@ -19,6 +19,23 @@ from rlvr_sim.models.lm import CheckpointError
 
 _NOT_GIVEN = object()
 
+# Presets removed before the first release -> the shipped preset that replaces each. The FSQ pixel-token
+# PushT presets read data/pusht and runs/pusht_tokenizer, which nothing in the repository creates; every
+# shipped PushT model uses the pose layout.
+REMOVED_PRESETS = {
+    "pusht_sft.yaml": "pusht_pose_sft_rel.yaml",
+    "pusht_grpo_multi.yaml": "pusht_pose_grpo_object_rel.yaml",
+    "pusht_grpo_single.yaml": "pusht_pose_grpo_object_rel.yaml",
+}
+
+
+def check_not_removed(preset: str | None) -> None:
+    """A removed preset's path fails with its replacement named, not as a missing file."""
+    if preset is not None and not Path(preset).exists() and Path(preset).name in REMOVED_PRESETS:
+        raise ConfigError(f"preset {preset} was removed (its data and tokenizer were never made by this repository); "
+                          f"use training/configs/{REMOVED_PRESETS[Path(preset).name]}, the pose layout every "
+                          "shipped PushT model uses")
+
 
 def parse_args(mode: str, argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -42,6 +59,7 @@ def main(mode: str, argv: list[str] | None = None) -> int:
         overrides.insert(0, f"task={args.task}")
     raw = sys.argv if argv is None else [f"training/{mode}.py", *argv]
     try:
+        check_not_removed(args.preset)
         config = load_config(args.preset, overrides)
         summary = run_training(mode, config, command="python " + shlex.join(raw))
     except (ConfigError, CheckpointError, RewardError) as err:

@@ -5,9 +5,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rlvr_sim.config import ConfigError, apply_overrides, load_config
 from rlvr_sim.models.lm import CheckpointError, load_model
+from rlvr_sim.rl.cli import REMOVED_PRESETS
 from rlvr_sim.rl.cli import main as train_main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,6 +50,34 @@ def test_every_shipped_preset_loads():
     assert presets
     for preset in presets:
         load_config(preset)
+
+
+def runs_paths(value) -> list[str]:
+    """Every `runs/...` string in a preset value (nested mappings and lists included)."""
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in runs_paths(v)]
+    if isinstance(value, list):
+        return [p for v in value for p in runs_paths(v)]
+    return [value] if isinstance(value, str) and value.startswith("runs/") else []
+
+
+def test_every_runs_folder_a_preset_reads_is_written_by_a_shipped_preset():
+    """A fresh clone has no runs/: a preset may start from a run only if another shipped preset writes it
+    (its error then names that preset, `rlvr_sim.models.lm.missing_checkpoint_hint`)."""
+    presets = {p.name: yaml.safe_load(p.read_text()) for p in sorted((REPO / "training" / "configs").glob("*.yaml"))}
+    written = {settings["output_dir"] for settings in presets.values() if "output_dir" in settings}
+    unwritten = {(name, path) for name, settings in presets.items()
+                 for path in runs_paths({k: v for k, v in settings.items() if k != "output_dir"})
+                 if not any(path == out or path.startswith(out + "/") for out in written)}
+    assert unwritten == set()
+
+
+def test_a_removed_preset_names_its_replacement(capsys):
+    for name, replacement in REMOVED_PRESETS.items():
+        assert not (REPO / "training" / "configs" / name).exists()
+        assert (REPO / "training" / "configs" / replacement).is_file()
+        assert train_main("sft", ["--preset", f"training/configs/{name}"]) == 2
+        assert f"use training/configs/{replacement}" in capsys.readouterr().err
 
 
 def test_missing_and_corrupt_checkpoints(tmp_path):
