@@ -161,9 +161,15 @@ def _read_episode_table(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _stamp(path: Path) -> tuple[str, int, int]:
+    """What identifies one version of a file: its path, modification time (ns) and size."""
+    status = path.stat()
+    return str(path), status.st_mtime_ns, status.st_size
+
+
 @functools.lru_cache(maxsize=16)
-def _dataset(root: str, info_mtime: float) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
-    """(info, episode rows by index) of a folder, cached per info.json version (mtime)."""
+def _dataset(root: str, stamps: tuple) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
+    """(info, episode rows by index) of a folder, cached per version of its metadata files (`stamps`)."""
     path = Path(root)
     info = read_info(path)
     if info["codebase_version"].startswith("v2"):
@@ -187,7 +193,10 @@ def _load_dataset(root: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]
     info_path = root / INFO_FILE
     if not info_path.is_file():
         raise EpisodeFormatError(f"{root}: no {INFO_FILE} (not a LeRobot dataset folder)")
-    return _dataset(str(root.resolve()), info_path.stat().st_mtime)
+    meta = root / "meta"
+    listed = [meta / "episodes.jsonl"] if (meta / "episodes.jsonl").is_file() else []
+    listed += sorted((meta / "episodes").glob("**/*.parquet"))
+    return _dataset(str(root.resolve()), tuple(_stamp(p) for p in [info_path, *listed]))
 
 
 def lerobot_episode_refs(root: str | Path, camera: str | None = None,
@@ -238,9 +247,19 @@ def _column_as_matrix(table: Any, key: str, where: str) -> np.ndarray:
     raise EpisodeFormatError(f"{where}: column {key!r} must hold numbers or lists of numbers, got {column.type}")
 
 
+@functools.lru_cache(maxsize=2)
+def _data_table(path: str, mtime_ns: int, size: int) -> Any:
+    """A whole data parquet file, cached per version (mtime and size): a v3.0 file holds many episodes, which are read one
+    after another, so each file is parsed once rather than once per episode."""
+    pq = _import_pyarrow()
+    try:
+        return pq.read_table(path)
+    except Exception as error:  # pyarrow's ArrowInvalid/OSError family for damaged files
+        raise EpisodeFormatError(f"{path}: not a readable parquet file ({error})") from error
+
+
 def _read_rows(ref: LeRobotEpisodeRef, info: dict[str, Any], row: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, Path]:
     """(actions (T, A), timestamps (T,) seconds from the episode start, data file) of one episode."""
-    pq = _import_pyarrow()
     import pyarrow.compute as pc
 
     root, index = ref.root, ref.episode_index
@@ -249,12 +268,9 @@ def _read_rows(ref: LeRobotEpisodeRef, info: dict[str, Any], row: dict[str, Any]
     else:
         path = _template(root, info, "data_path", chunk_index=_int_field(root, row, "data/chunk_index"),
                          file_index=_int_field(root, row, "data/file_index"))
-    try:
-        table = pq.read_table(path)
-    except FileNotFoundError as error:
-        raise EpisodeFormatError(f"{root}: episode {index}'s data file {path.relative_to(root)} is missing") from error
-    except Exception as error:  # pyarrow's ArrowInvalid/OSError family for damaged files
-        raise EpisodeFormatError(f"{path}: not a readable parquet file ({error})") from error
+    if not path.is_file():
+        raise EpisodeFormatError(f"{root}: episode {index}'s data file {path.relative_to(root)} is missing")
+    table = _data_table(*_stamp(path))
     names = table.column_names
     if ref.action_key not in names:
         raise EpisodeFormatError(f"{path}: no column {ref.action_key!r} (columns: {names})")

@@ -210,6 +210,7 @@ def test_missing_episode_lists_and_files(tmp_path):
 
 def test_inconsistent_lengths_timestamps_and_corrupt_video(tmp_path):
     root = _copy(tmp_path, "v2.1")
+    assert len(load_episode(episode_paths(root)[0])) == LENGTH  # read (and cached) before the edits below
     (root / "meta" / "episodes.jsonl").write_text(
         json.dumps({"episode_index": 0, "tasks": ["t"], "length": 99}) + "\n"
         + json.dumps({"episode_index": 0, "tasks": ["t"], "length": 20}) + "\n")
