@@ -20,8 +20,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 POSITION_BIN, ANGLE_BINS = 4.0, 128  # the pose tokenizer's quantisation (512 / 128 world units, 128 angles)
 
 
