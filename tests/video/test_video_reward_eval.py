@@ -1,0 +1,33 @@
+"""evaluations/video_reward.py with a tiny budget: gym-pusht's own signal recorded, the learned env's compared."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gym_pusht")
+from rlvr_sim.evaluations.video_reward import held_out_sequences, main  # noqa: E402
+
+from rlvr_sim.metrics.pusht_reward import frame_reward  # noqa: E402
+
+
+def test_recorded_reward_is_gym_pusht_s_at_the_frame():
+    sequences = held_out_sequences(2, 6, seed=5, progress=False)
+    assert sequences["start"].shape == (2, 64, 64, 3) and sequences["actions"].shape == (2, 6, 2)
+    np.testing.assert_allclose(sequences["reward"], np.clip(sequences["coverage"] / 0.95, 0, 1))
+    judged, _, _ = frame_reward(sequences["future"].reshape(-1, 64, 64, 3))
+    assert np.abs(judged - sequences["reward"].ravel()).mean() < 0.05  # the frames are the states rewarded
+    again = held_out_sequences(2, 6, seed=5, progress=False)
+    for key in sequences:  # gym-pusht's shapely coverage varies in the last bit from call to call
+        np.testing.assert_allclose(sequences[key], again[key], rtol=0, atol=1e-12)
+
+
+def test_tiny_run_writes_json_and_markdown(tmp_path):
+    report = main(["--sequences", "3", "--steps", "4", "--checkpoints", "pusht_pose_base", "--quiet",
+                   "--out", str(tmp_path)])  # fmt: skip
+    saved = json.loads((tmp_path / "video_reward.json").read_text())
+    assert saved["rows"].keys() == report["rows"].keys()
+    learned = saved["rows"]["learned env: pusht_pose_base"]
+    assert 0.0 <= learned["mean_abs_error"]["value"] < 0.5
+    assert saved["rows"]["judge on true frames"]["pearson_all_steps"]["value"] > 0.9
+    assert "| learned env: pusht_pose_base |" in (tmp_path / "video_reward.md").read_text()
