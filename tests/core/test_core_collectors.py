@@ -9,14 +9,8 @@ import textwrap
 
 import numpy as np
 import pytest
-from rlvr_sim.envs.collecting import (
-    collector_parser,
-    count_key_twins,
-    key_digest,
-    key_split,
-    load_class,
-    split_transitions,
-)
+from rlvr_sim.envs import collecting
+from rlvr_sim.envs.collecting import collector_parser, key_digest, key_split, load_class
 from rlvr_sim.training.collect import COLLECTORS
 
 
@@ -54,7 +48,7 @@ def test_key_split_is_seedless_and_twins_count_repeats():
     assert key_digest("a") == key_digest("a") != key_digest("b")
     sides = [key_split(k, 0.25) for k in keys]
     assert sides == [key_split(k, 0.25) for k in keys] and 0.2 < sides.count("test") / len(keys) < 0.3
-    twins = count_key_twins(keys[:10], [keys[0], keys[0], keys[10]], key=str)
+    twins = collecting.count_key_twins(keys[:10], [keys[0], keys[0], keys[10]], key=str)
     assert twins == {"test": 3, "key_twins": 2}
 
 
@@ -62,10 +56,10 @@ def test_split_transitions_reads_files_as_given_and_directories_by_split(tmp_pat
     (tmp_path / "train.jsonl").write_text("a\nb\n")
     (tmp_path / "test.jsonl").write_text("c\n")
     lines = lambda path: path.read_text().split()  # noqa: E731 - a one-line loader
-    assert split_transitions([tmp_path], "train", lines, "textgame") == ["a", "b"]
-    assert split_transitions([tmp_path, tmp_path / "test.jsonl"], "train", lines, "textgame") == ["a", "b", "c"]
+    assert collecting.split_transitions([tmp_path], "train", lines, "textgame") == ["a", "b"]
+    assert collecting.split_transitions([tmp_path, tmp_path / "test.jsonl"], "train", lines, "textgame") == ["a", "b", "c"]
     with pytest.raises(FileNotFoundError, match="--task textgame"):
-        split_transitions([tmp_path], "valid", lines, "textgame")
+        collecting.split_transitions([tmp_path], "valid", lines, "textgame")
 
 
 POLICY = '''
