@@ -1,11 +1,15 @@
-"""Regenerate the README's results section from what the evaluation and benchmark scripts wrote.
+"""Regenerate the README's headline tables and docs/results.md from what the evaluation and benchmark
+scripts wrote.
 
-    python evaluations/report.py                      # rewrites README.md between the results markers
-    python evaluations/report.py --print              # prints the section instead
-    python evaluations/report.py --only benchmarks    # rewrites only the benchmark subsection
+    python evaluations/report.py                      # rewrites both, between their markers
+    python evaluations/report.py --print              # prints docs/results.md's generated section instead
+    python evaluations/report.py --print --headline   # prints the README's headline tables instead
+    python evaluations/report.py --only benchmarks    # rewrites only the benchmark subsection of docs/results.md
 
-Nothing here computes a figure: every number comes from a file under evaluations/results/ (written by
-evaluations/*.py) or benchmarks/results/ (written by benchmarks/*.py), and each table names its source.
+Run it from the root of a clone (or pass --root). Every number comes from a file under evaluations/results/
+(written by evaluations/*.py) or benchmarks/results/ (written by benchmarks/*.py), and each table names its
+source. The only arithmetic here is the headline tables' 95% intervals, taken with the project's own seeded
+bootstrap (`rlvr_sim.metrics.stats`) over the per-item scores those files hold, as the scripts take theirs.
 """
 
 from __future__ import annotations
@@ -15,8 +19,13 @@ import json
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+import numpy as np
+
+from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
+
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+HEADLINE_START, HEADLINE_END = "<!-- headline:start -->", "<!-- headline:end -->"
+README, RESULTS_PAGE = Path("README.md"), Path("docs/results.md")
 SECTIONS = [  # (results file under evaluations/results/, heading, script that writes it)
     ("textgame.md", "Text-game world model (Table 1 style)", "evaluations/textgame.py"),
     ("video.md", "Video world model on PushT (Table 3 style)", "evaluations/video.py"),
@@ -28,6 +37,93 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("web_agent_sampled/web_agent.md", "MPC web agent, world models sampled at T=1", "evaluations/web_agent.py --wm-temperature 1.0 --out evaluations/results/web_agent_sampled"),
     ("real2sim_pusht/real2sim.md", "Real2Sim on PushT (rollout rates)", "evaluations/real2sim.py --rollout"),
 ]
+
+
+def _interval(low: float, high: float, spec: str) -> str:
+    return f"[{low:{spec}}, {high:{spec}}]"
+
+
+def textgame_headline(data: dict) -> list[str]:
+    """Exact-match accuracy on held-out states: copying the current state, SFT, RLVR; Overall with its interval.
+
+    Copying the current state is right exactly on the unchanged transitions, so its row is the file's own counts.
+    """
+    name, block = next(iter(data["datasets"].items()))
+    rows = block["rows"]
+    n, n_unchanged = block["n"], next(iter(rows.values()))["n_unchanged"]
+    lines = [f"| Text game: {name}, {n} transitions | Unchanged % | Changed % | Overall % [95% CI] |",
+             "|---|---:|---:|---:|"]
+    table = [("copy the current state (trivial)", 100.0, 0.0, n_unchanged)]
+    table += [(model, row["unchanged"], row["changed"], round(row["overall"] * n / 100)) for model, row in rows.items()]
+    for model, unchanged, changed, correct in table:
+        flags = np.array([100.0] * correct + [0.0] * (n - correct))
+        low, high = bootstrap_ci(flags)
+        lines.append(f"| {model} | {unchanged:.2f} | {changed:.2f} | **{flags.mean():.2f}** {_interval(low, high, '.1f')} |")
+    return lines
+
+
+def web_headline(data: dict) -> list[str]:
+    """Item-change F1 on held-out transitions (greedy): no-change baseline, SFT, RLVR; interval and paired gain."""
+    rows = {row["model"]: row for row in data["rows"]}
+    sft = np.array(rows["SFT"]["f1_per_transition"])
+    n = len(sft)
+    lines = [f"| Web: held-out transitions, {n}, greedy | item-change F1 [95% CI] | minus SFT, paired [95% CI] |",
+             "|---|---:|---:|"]
+    for model, row in rows.items():
+        scores = np.array(row["f1_per_transition"])
+        low, high = bootstrap_ci(scores)
+        gain = paired_gain(scores, sft) if model != "SFT" else None
+        versus = "–" if gain is None else f"{gain['gain']:+.2f} {_interval(gain['low'], gain['high'], '+.2f')}"
+        label = f"{model} (trivial)" if "baseline" in model.lower() else model
+        lines.append(f"| {label} | **{row['f1']:.2f}** {_interval(low, high, '.2f')} | {versus} |")
+    return lines
+
+
+VIDEO_ROWS = [  # (row in video.json, label)
+    ("copy-last-frame", "copy the last frame (trivial)"),
+    ("base (median)", "MLE, median-decoded (what the env serves)"),
+    ("RLVR (median)", "RLVR (object reward), median-decoded"),
+    ("base", "MLE, sampled at temperature 1"),
+    ("RLVR", "RLVR (object reward), sampled at temperature 1"),
+]
+
+
+def video_headline(data: dict) -> list[str]:
+    """Open-loop rollout errors under the true actions at horizon 8 (T also at 16), with their intervals."""
+    rows = data["rollouts"]["rows"]
+
+    def cell(model: str, horizon: str, key: str, spec: str) -> str:
+        value = rows[model][horizon][key]
+        return f"{value['mean']:{spec}} {_interval(value['low'], value['high'], spec)}"
+
+    lines = [f"| PushT: {data['rollouts']['windows']} held-out windows, horizon 8 | agent px | T px | T angle deg "
+             "| T px at horizon 16 |", "|---|---:|---:|---:|---:|"]
+    for model, label in VIDEO_ROWS:
+        lines.append(f"| {label} | {cell(model, '8', 'agent_px', '.2f')} | {cell(model, '8', 'block_px', '.2f')} "
+                     f"| {cell(model, '8', 'angle_deg', '.1f')} | {cell(model, '16', 'block_px', '.2f')} |")
+    sampled, median = data["gains"]["RLVR vs base"], data["gains"]["RLVR (median) vs base (median)"]
+    lines.append("\nRLVR minus MLE, paired (positive: RLVR's T error is lower): sampled "
+                 f"{sampled['block_px@8']['gain']:+.2f} px {_interval(sampled['block_px@8']['low'], sampled['block_px@8']['high'], '+.2f')}, "
+                 f"median-decoded {median['block_px@8']['gain']:+.2f} px {_interval(median['block_px@8']['low'], median['block_px@8']['high'], '+.2f')} at horizon 8.")
+    return lines
+
+
+HEADLINES_BY_MODALITY = [  # (results file, renderer, the script that wrote it)
+    ("textgame.json", textgame_headline, "evaluations/textgame.py"),
+    ("web.json", web_headline, "evaluations/web.py"),
+    ("video.json", video_headline, "evaluations/video.py"),
+]
+
+
+def headline_section(results: Path) -> str:
+    """One table per modality (trivial baseline, MLE/SFT, RLVR, with intervals) from the committed results."""
+    parts = ["Generated by `python evaluations/report.py` from `evaluations/results/`; every table: "
+             "[docs/results.md](docs/results.md)."]
+    for name, render, script in HEADLINES_BY_MODALITY:
+        path = results / name
+        if path.exists():
+            parts.append("\n".join([*render(json.loads(path.read_text())), "", f"(`{script}`, `evaluations/results/{name}`)"]))
+    return "\n\n".join(parts)
 
 
 def _scalars(node: object, prefix: str = "", depth: int = 0) -> list[tuple[str, object]]:
@@ -44,7 +140,7 @@ def _scalars(node: object, prefix: str = "", depth: int = 0) -> list[tuple[str, 
 def benchmark_table(path: Path, limit: int = 24) -> str:
     data = json.loads(path.read_text())
     rows = [(k, v) for k, v in _scalars(data) if k != "command"]
-    lines = [f"`{path.relative_to(REPO)}`" + (f" — `{data['command']}`" if isinstance(data, dict) and "command" in data else ""),
+    lines = [f"`benchmarks/results/{path.name}`" + (f" — `{data['command']}`" if isinstance(data, dict) and "command" in data else ""),
              "", "| figure | value |", "|---|---|"]
     for key, value in rows[:limit]:
         shown = f"{value:.4g}" if isinstance(value, float) else str(value)
@@ -264,11 +360,11 @@ def benchmark_headlines(path: Path) -> str:
         return benchmark_table(path)
     data = json.loads(path.read_text())
     command = f" — `{data['command']}`" if "command" in data else ""
-    return "\n".join([f"`{path.relative_to(REPO)}`{command}", "", *render(data)])
+    return "\n".join([f"`benchmarks/results/{path.name}`{command}", "", *render(data)])
 
 
-def benchmark_section() -> str:
-    bench_dir = REPO / "benchmarks" / "results"
+def benchmark_section(root: Path) -> str:
+    bench_dir = root / "benchmarks" / "results"
     benches = sorted(bench_dir.glob("*.json")) if bench_dir.exists() else []
     if not benches:
         return ""
@@ -277,40 +373,54 @@ def benchmark_section() -> str:
                          *(benchmark_headlines(p) for p in benches)])
 
 
-def build_section() -> str:
+def build_section(root: Path) -> str:
+    """docs/results.md's generated part: every committed result table, then the benchmark headlines."""
     parts = ["Generated by `python evaluations/report.py` from the files each script writes; do not edit by hand."]
     for name, heading, script in SECTIONS:
-        md = REPO / "evaluations" / "results" / name
+        md = root / "evaluations" / "results" / name
         if md.exists():
-            parts += [f"### {heading}", f"Written by `{script}` (`{md.relative_to(REPO)}`).", "", md.read_text().strip()]
-    bench = benchmark_section()
+            parts += [f"### {heading}", f"Written by `{script}` (`evaluations/results/{name}`).", "", md.read_text().strip()]
+    bench = benchmark_section(root)
     return "\n\n".join(parts + ([bench] if bench else []))
 
 
-def _replace_benchmarks(results: str) -> str:
+def _replace_benchmarks(results: str, root: Path) -> str:
     """The results section with only its benchmark subsection (the last one) regenerated."""
     start = results.find("### Benchmarks")
     kept = results[:start].rstrip("\n") if start >= 0 else results.rstrip("\n")
-    return f"{kept}\n\n{benchmark_section()}\n"
+    return f"{kept}\n\n{benchmark_section(root)}\n"
+
+
+def _rewrite(path: Path, start: str, end: str, section: str | None, update=None) -> None:
+    """Replace what lies between the `start` and `end` markers of `path` (or apply `update` to it)."""
+    text = path.read_text()
+    if start not in text or end not in text:
+        raise SystemExit(f"{path} lacks the {start} / {end} markers")
+    head, rest = text.split(start, 1)
+    current, tail = rest.split(end, 1)
+    body = update(current.strip("\n")) if update else section + "\n"
+    path.write_text(f"{head}{start}\n{body}{end}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--print", action="store_true", help="print the section instead of rewriting README.md")
-    parser.add_argument("--only", choices=["benchmarks"], help="regenerate only this subsection of the results")
+    parser.add_argument("--print", action="store_true", help="print instead of rewriting the files")
+    parser.add_argument("--headline", action="store_true", help="with --print: the README's headline tables")
+    parser.add_argument("--only", choices=["benchmarks"], help="regenerate only this subsection of docs/results.md")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the clone's root (default: the current folder)")
     args = parser.parse_args(argv)
+    root = args.root
+    if not (root / "evaluations" / "results").is_dir():
+        parser.error(f"{root.resolve()} has no evaluations/results: run from the root of a clone or pass --root")
+    results = root / "evaluations" / "results"
     if args.print:
-        print(benchmark_section() if args.only else build_section())
+        print(headline_section(results) if args.headline else benchmark_section(root) if args.only else build_section(root))
         return 0
-    readme = REPO / "README.md"
-    text = readme.read_text()
-    if START not in text or END not in text:
-        print(f"README.md lacks the {START} / {END} markers", file=sys.stderr)
-        return 2
-    head, rest = text.split(START, 1)
-    current, tail = rest.split(END, 1)
-    section = _replace_benchmarks(current.strip("\n")) if args.only else build_section() + "\n"
-    readme.write_text(f"{head}{START}\n{section}{END}{tail}")
+    if args.only:
+        _rewrite(root / RESULTS_PAGE, START, END, None, update=lambda current: _replace_benchmarks(current, root))
+        return 0
+    _rewrite(root / RESULTS_PAGE, START, END, build_section(root))
+    _rewrite(root / README, HEADLINE_START, HEADLINE_END, headline_section(results))
     return 0
 
 

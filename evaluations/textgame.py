@@ -6,7 +6,7 @@ transitions plus mean binary and task-specific rewards, for any checkpoint on an
     python evaluations/textgame.py --checkpoint qwen=/path/to/hf_model --data rw=test_state_difference.parquet \
         --prompt-format source --max-new-tokens 4096      # an HF model on RLVR-World rows with their own prompts
 
-Writes <out>.json and <out>.md (default evaluations/results/textgame.{json,md}). Predictions are greedy.
+Writes <out>.json and <out>.md (default runs/eval/textgame.{json,md}; the committed table: --out evaluations/results/textgame). Predictions are greedy.
 Accuracy uses the correct (default) semantics; the compat="rlvr-world" exact match is reported beside it.
 With --pass-at K each row also gets pass@K: the share of transitions (Unchanged / Changed / Overall) that at
 least one of K seeded samples at temperature 1 gets exactly right, i.e. what RL could reinforce at best.
@@ -189,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", action="append", default=[],
                         help="NAME=FILE (.jsonl ByteSized32 schema or RLVR-World .parquet; repeatable); "
                              "default: data/textgame test + held-out game (collected if missing)")
-    parser.add_argument("--out", help="output path without extension (default: evaluations/results/textgame "
-                             "in a clone of the repository; required elsewhere)")
+    parser.add_argument("--out", help="output path without extension (default: runs/eval/textgame; the committed "
+                             "table: evaluations/results/textgame)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--prompt-format", choices=("ours", "source"), default="ours",
                         help="ours: our codec q(s,a); source: the rows' own prompts (RLVR-World parquet)")

@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--steps", type=int, default=4000, help="Adam steps per MLP")
     parser.add_argument("--seeds", type=int, default=3, help="MLPs per row (seeds 0..N-1), averaged")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", default=None, help="JSON path (default: evaluations/results/video_predictability.json)")
+    parser.add_argument("--out", default=None, help="JSON path (default: runs/eval/video_predictability.json; the committed "
+                                                            "one: evaluations/results/video_predictability.json)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     start = time.time()

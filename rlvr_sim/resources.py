@@ -44,17 +44,16 @@ def packaged_results(name: str) -> Path:
     return _package_dir("rlvr_sim.evaluations") / "results" / name
 
 
-def results_dir(out: str | Path | None = None) -> Path:
-    """Where an evaluation writes: `out` if given, else the clone's `evaluations/results`.
+RUNS_DIR = Path("runs") / "eval"  # relative to the working directory, like training's runs/
 
-    An installed package has no place of its own to write results, so there `out` is required.
+
+def results_dir(out: str | Path | None = None) -> Path:
+    """Where an evaluation writes: `out` if given, else the run folder `runs/eval` of the working directory.
+
+    The committed tables (`evaluations/results/`) change only when `--out` names them, so running an
+    evaluation never leaves a clone modified by accident; the same default works in an installed package.
     """
-    if out is not None:
-        return Path(out)
-    evaluations = _package_dir("rlvr_sim.evaluations")
-    if not (evaluations.parent / _CLONE_MARKER).is_file():
-        raise RuntimeError("not running from a clone of the repository: give an output directory (--out)")
-    return evaluations / "results"
+    return Path(out) if out is not None else RUNS_DIR
 
 
 def display_path(path: str | Path) -> str:

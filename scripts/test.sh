@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # the local CPU build first, so that nothing below pulls a multi-GB CUDA build of torch
 python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[dev,data,video,web,bench,real2sim]"
+python -m pip install -q -e ".[dev,data,video,web,bench,real2sim,docs]"
 if ! command -v chromium >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null
 fi

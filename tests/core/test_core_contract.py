@@ -234,14 +234,13 @@ def test_contract_registered_tasks_declare_every_protocol_member(name):
 
 
 def test_contract_assets_and_results_are_found_through_the_package(monkeypatch):
-    """One way to find them (`rlvr_sim.resources`); an installed package writes results only to --out."""
+    """One way to find them (`rlvr_sim.resources`); evaluations write to a run folder unless --out names one."""
     from rlvr_sim import resources
     from rlvr_sim.tasks.web import EMBEDDED_TOKENIZER
 
     assert resources.asset_path("web_tokenizer") == EMBEDDED_TOKENIZER == REPO / "assets" / "web_tokenizer"
     assert resources.packaged_results("web.md") == REPO / "evaluations" / "results" / "web.md"
-    assert resources.results_dir() == REPO / "evaluations" / "results"
-    monkeypatch.setattr(resources, "_CLONE_MARKER", "no-such-file")  # as in site-packages
-    with pytest.raises(RuntimeError, match="--out"):
-        resources.results_dir()
+    assert resources.results_dir() == Path("runs") / "eval"  # never the committed evaluations/results
+    monkeypatch.setattr(resources, "_CLONE_MARKER", "no-such-file")  # as in site-packages: the same default
+    assert resources.results_dir() == Path("runs") / "eval"
     assert resources.results_dir("elsewhere") == Path("elsewhere")

@@ -1,4 +1,4 @@
-"""Every text-game command the README's text-game section, the text-game model cards and the committed text-game
+"""Every text-game command docs/textgame.md's commands section, the text-game model cards and the committed text-game
 table print re-runs from a clone, in a reduced form: the collect commands play 2 episodes per game, the training
 commands take one step on that data, the evaluation commands score 2 transitions per data set. A command that no
 longer parses or runs, or reads data or a checkpoint that no printed command creates (a `runs/` or `data/` path
@@ -22,15 +22,17 @@ NOT_RERUN = ("python -m rlvr_sim.envs.textgame.pipeline", "python -m rlvr_sim.tr
              "python training/textgame_pipeline.py")
 
 
-def readme_textgame_section() -> str:
-    text = (REPO / "README.md").read_text()
-    start = text.index("## Text-game world model")
-    return text[start: text.index("\n## ", start + 1)]
+def textgame_commands_section() -> str:
+    """docs/textgame.md's commands section (the README links there; it once held these commands itself)."""
+    text = (REPO / "docs" / "textgame.md").read_text()
+    start = text.index("## Commands, and what RLVR did at this size")
+    end = text.find("\n## ", start + 1)
+    return text[start: end if end >= 0 else len(text)]
 
 
 def printed_commands() -> list[str]:
-    """`python ...` commands of the README's text-game section, the text-game model cards and the table."""
-    commands = [line.split("  #")[0].strip() for line in readme_textgame_section().splitlines()
+    """`python ...` commands of docs/textgame.md's commands section, the text-game model cards and the table."""
+    commands = [line.split("  #")[0].strip() for line in textgame_commands_section().splitlines()
                 if line.startswith("python ")]
     for card in CARDS:
         commands += re.findall(r"`(python [^`]+)`", (REPO / "assets" / card / "README.md").read_text())
@@ -137,10 +139,10 @@ def test_model_card_names_the_card_whose_command_writes_its_starting_checkpoint(
 
 
 def test_readme_twin_counts_are_those_of_the_documented_collection(tmp_path):
-    """The split figures the README prints, from the README's own collect command at full size (~5 s)."""
+    """The split figures docs/textgame.md prints, from its own collect command at full size (~5 s)."""
     from rlvr_sim.envs.textgame.collect import main as collect_main
 
-    section = readme_textgame_section()
+    section = textgame_commands_section()
     command = next(c for c in printed_commands() if c.startswith("python training/collect.py") and "--seed" in c)
     argv = shlex.split(command)[4:]
     argv[argv.index("--out") + 1] = str(tmp_path)
@@ -148,6 +150,6 @@ def test_readme_twin_counts_are_those_of_the_documented_collection(tmp_path):
     twins = json.loads((tmp_path / "stats.json").read_text())["test_twins"]
     printed = re.search(r"twin[^.]*?: (\d+) of the (\d+) of the documented\s+collection.*?(\d+) are near twins.*?"
                         r"\((\d+) with the same answer\)", section, re.S)
-    assert printed, "the README's text-game section no longer prints the twin counts"
+    assert printed, "docs/textgame.md's commands section no longer prints the twin counts"
     assert [int(g) for g in printed.groups()] == [twins["key_twins"], twins["test"], twins["object_twins"],
                                                   twins["object_twins_same_answer"]]

@@ -1,4 +1,4 @@
-"""Every web command the README, docs/web.md, the model cards and the committed result tables print re-runs from
+"""Every web command docs/web.md (which holds the README's former web section), the model cards and the committed result tables print re-runs from
 a clone, in a reduced form: the collect commands write a few episodes, the evaluation commands score two
 transitions or run one step of one task, on the data the reduced collect commands wrote. A command that no
 longer parses or runs, cites an output of this machine only (`runs/`, `/tmp`) in a result table, or reads data
@@ -18,15 +18,17 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "evaluations" / "results"
 
 
-def readme_web_section() -> str:
-    text = (REPO / "README.md").read_text()
-    start = text.index("## Web world model and MPC web agent")
-    return text[start: text.index("\n## ", start + 1)]
+def web_commands_section() -> str:
+    """docs/web.md's commands section (the README links there; it once held these commands itself)."""
+    text = (REPO / "docs" / "web.md").read_text()
+    start = text.index("## Commands, and what RLVR did at this size")
+    end = text.find("\n## ", start + 1)
+    return text[start: end if end >= 0 else len(text)]
 
 
 def printed_commands() -> list[str]:
-    """`python ...` commands of the README's web section, docs/web.md, the web model cards and the web tables."""
-    texts = [readme_web_section(), (REPO / "docs" / "web.md").read_text(),
+    """`python ...` commands of docs/web.md (its commands section first), the web model cards and the web tables."""
+    texts = [web_commands_section(), (REPO / "docs" / "web.md").read_text(),
              (REPO / "assets" / "web_sft" / "README.md").read_text(), (REPO / "assets" / "web_rlvr" / "README.md").read_text()]
     commands: list[str] = []
     for text in texts:
