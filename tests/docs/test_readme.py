@@ -139,5 +139,5 @@ def test_addition_demo_says_a_short_run_is_short(tmp_path):
     from rlvr_sim.cli import FULL_GRPO_STEPS, addition_demo
 
     text, summary = addition_demo(str(tmp_path), grpo_steps=1)
-    assert len(summary["history"]) == 1 and "shows the loop, not the gain" in text
+    assert len(summary["history"]) == 1 and f"A short run: 1 of the {FULL_GRPO_STEPS} steps" in text
     assert f"--grpo-steps {FULL_GRPO_STEPS}" in text
