@@ -141,3 +141,12 @@ def test_addition_demo_says_a_short_run_is_short(tmp_path):
     text, summary = addition_demo(str(tmp_path), grpo_steps=1)
     assert len(summary["history"]) == 1 and f"A short run: 1 of the {FULL_GRPO_STEPS} steps" in text
     assert f"--grpo-steps {FULL_GRPO_STEPS}" in text
+
+
+def test_demo_prints_the_readme_headline_tables():
+    """`rlvr-sim demo` ends each modality's section with the same table the README shows."""
+    from rlvr_sim.cli import _headline
+
+    for name in ("textgame.json", "web.json", "video.json"):
+        table = [line for line in _headline(name).splitlines() if line.startswith("|")]
+        assert len(table) >= 5 and all(line in README for line in table), name
