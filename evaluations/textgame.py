@@ -210,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         if not (DEFAULT_DATA_DIR / "test.jsonl").exists():
             from rlvr_sim.envs.textgame.collect import collect
 
+            print(f"no {DEFAULT_DATA_DIR}: collecting the default text-game data first (3 s on a 2-core CPU)",
+                  file=sys.stderr, flush=True)
             collect(DEFAULT_DATA_DIR)
         datasets = {name: str(DEFAULT_DATA_DIR / file) for name, file in DEFAULT_DATASETS.items()}
     command = "python " + shlex.join(["evaluations/textgame.py", *(sys.argv[1:] if argv is None else argv)])
