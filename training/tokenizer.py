@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from rlvr_sim.data.episodes import episode_paths, load_episodes, split_paths
+from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer, KeypointTokenizerConfig
 from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL, FrameTokenizer, TokenizerConfig
 
 FOREGROUND_THRESHOLD = 0.1  # max-channel distance from the median frame that marks an object pixel
@@ -98,6 +99,8 @@ def evaluate(model: FrameTokenizer, episodes: list[np.ndarray], background: np.n
         report[f"gap{gap}_copy_mse"] = masked_mse(context, future, np.ones(mask.shape, bool))
         report[f"gap{gap}_recon_fg_mse"] = masked_mse(recon, future, mask)
         report[f"gap{gap}_copy_fg_mse"] = masked_mse(context, future, mask)
+    if isinstance(model, KeypointTokenizer):  # its codes are drawn over a context frame, never on their own
+        return report
     all_frames = np.concatenate(episodes)
     frames = all_frames[rng.choice(len(all_frames), min(max_pairs, len(all_frames)), replace=False)]
     recon = model.decode(model.encode(frames, None, ABSOLUTE), None, ABSOLUTE)
@@ -178,6 +181,107 @@ def train(args: argparse.Namespace) -> dict:
     return report
 
 
+def agent_report(model, paths: list[Path], image_size: int, frame_skip: int, horizon: int,
+                 max_pairs: int = 400, seed: int = 2) -> dict[str, float]:
+    """PushT only (episodes that record gym-pusht's `state`): where the pixel judge finds the agent on the
+    reconstruction of held-out future frames (drawn over a context frame 1..`horizon` steps earlier), against
+    the true agent position; the tokenizer's ceiling for every object-level figure of a world model behind it.
+    Empty when the episodes hold no `state` (other scenes)."""
+    from rlvr_sim.data.episodes import load_episodes
+    from rlvr_sim.metrics.pusht_pixels import judge_states
+
+    rng = np.random.default_rng(seed)
+    pairs = []
+    if not all(isinstance(path, Path) and path.suffix == ".npz" for path in paths):
+        return {}  # e.g. LeRobot episodes: no gym-pusht state to judge against
+    for path, ep in zip(paths, load_episodes(paths, image_size, frame_skip)):
+        with np.load(path, allow_pickle=False) as data:
+            if "state" not in data.files:
+                return {}
+            states = data["state"][::frame_skip][: len(ep)]
+        for t in range(1, len(states)):
+            pairs.append((ep.images[max(0, t - int(rng.integers(1, horizon + 1)))], ep.images[t], states[t]))
+    chosen = [pairs[i] for i in rng.choice(len(pairs), min(max_pairs, len(pairs)), replace=False)]
+    context, future, state = (np.stack(column) for column in zip(*chosen))
+    recon = model.decode(model.encode(future, context, CONDITIONAL), context, CONDITIONAL)
+    scale = image_size / 512.0  # gym-pusht arena units -> pixels
+    true_xy = state[:, :2] * scale
+    out = {}
+    for name, frames in (("recon", recon), ("true_frame", future), ("copy_context", context)):
+        judged = judge_states(frames)[:, :2] * scale
+        error = np.linalg.norm(np.nan_to_num(judged, nan=-1e3) - true_xy, axis=1)
+        out[f"{name}_agent_within_1px"] = float((error <= 1.0).mean())
+        out[f"{name}_agent_px_median"] = float(np.median(error))
+    out["agent_pairs"] = len(chosen)
+    return out
+
+
+def train_keypoint(args: argparse.Namespace) -> dict:
+    """Train the keypoint tokenizer (`rlvr_sim.models.keypoint_tokenizer`) on (context, future) pairs."""
+    from tqdm import tqdm
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(args.seed)
+    split = split_paths(episode_paths(args.data), args.test_fraction, seed=args.split_seed)
+    train_eps = [ep.images for ep in load_episodes(split["train"], args.image_size, args.frame_skip)]
+    test_eps = [ep.images for ep in load_episodes(split["test"], args.image_size, args.frame_skip)]
+    background = median_frame(train_eps, seed=args.seed)
+    bg = torch.from_numpy(background).float().permute(2, 0, 1)[None] / 255.0
+    out = Path(args.out)
+    config = KeypointTokenizerConfig(args.image_size, args.keypoints, args.bins, args.width)
+    model = KeypointTokenizer(config)
+    with torch.no_grad():
+        model.background.copy_(bg)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    step = 0
+    state_file = out / "train_state.pt"
+    if args.resume and state_file.is_file():  # continue an interrupted run exactly where it stopped
+        state = torch.load(state_file, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        rng.bit_generator.state, step = state["rng"], state["step"]
+        torch.set_rng_state(state["torch_rng"])
+    start = time.time()
+    bar = tqdm(total=args.steps, initial=step, desc="keypoint tokenizer", unit="step", mininterval=5)
+    while step < args.steps and time.time() - start < args.minutes * 60.0:
+        lr = args.lr * 0.5 * (1 + math.cos(math.pi * step / args.steps))
+        for group in optimiser.param_groups:
+            group["lr"] = lr
+        context_np, future_np = sample_pairs(train_eps, args.batch_size, args.horizon, rng)
+        context, future = KeypointTokenizer._to_tensor(context_np), KeypointTokenizer._to_tensor(future_np)
+        model.train()
+        recon, closeness = model(future, context)
+        loss = _loss(recon, future, _weights(future, context, bg, args.fg_weight)) + args.separation_weight * closeness
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        step += 1
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.5f}", lr=f"{lr:.1e}", refresh=False)
+        if step % args.save_every == 0 or step == args.steps:
+            out.mkdir(parents=True, exist_ok=True)
+            torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step,
+                        "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}, state_file)
+    bar.close()
+    model.eval()
+    report = evaluate(model, test_eps, background, args.horizon)
+    report.update(agent_report(model, split["test"], args.image_size, args.frame_skip, args.horizon))
+    report.update({"steps": step, "train_minutes": round((time.time() - start) / 60, 1),
+                   "train_episodes": len(train_eps), "test_episodes": len(test_eps)})
+    model.save(out, {"report": report, "frame_skip": args.frame_skip, "horizon": args.horizon, "data": str(args.data),
+                     "split_seed": args.split_seed, "test_fraction": args.test_fraction,
+                     "command": "python training/tokenizer.py " + " ".join(args.argv)})
+    np.save(out / "background.npy", background)
+    print(json.dumps(report, indent=2), flush=True)
+    if collapsed(report):
+        print("WARNING: the tokenizer collapsed: its reconstruction of future frames is no better than copying the "
+              "context frame (see gap1/gap7 recon vs copy above); train longer (--steps) or with another --seed",
+              flush=True)
+    return report
+
+
 def write_pose(args: argparse.Namespace) -> dict:
     """The PushT pose tokenizer has nothing to train: write it and report its held-out reconstruction
     (the same report as a learned tokenizer's, plus judge error against gym-pusht's state where recorded)."""
@@ -213,9 +317,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="directory of episode .npz files")
     parser.add_argument("--out", required=True, help="checkpoint directory to write")
-    parser.add_argument("--kind", default="fsq", choices=("fsq", "pose"),
-                        help="fsq: the learned compressive tokenizer (any scene); pose: PushT's five pose tokens "
-                             "(rlvr_sim.models.pose_tokenizer; nothing to train, its reconstruction is reported)")
+    parser.add_argument("--kind", default="keypoint", choices=("keypoint", "fsq", "pose"),
+                        help="keypoint: K learned image points per frame, drawn over the context frame (any scene; "
+                             "rlvr_sim.models.keypoint_tokenizer); fsq: the compressive grid tokenizer; pose: PushT's "
+                             "five pose tokens (nothing to train, its reconstruction is reported)")
+    parser.add_argument("--keypoints", type=int, default=8, help="keypoint: points per frame (2 tokens each)")
+    parser.add_argument("--bins", type=int, default=128, help="keypoint: levels per coordinate")
+    parser.add_argument("--separation-weight", type=float, default=0.05,
+                        help="keypoint: weight of the penalty on points closer than ~3 px to each other")
+    parser.add_argument("--save-every", type=int, default=200, help="keypoint: steps between resumable states")
+    parser.add_argument("--resume", action="store_true", help="keypoint: continue from OUT/train_state.pt")
     parser.add_argument("--pose-bins", type=int, default=128, help="pose tokenizer: bins per quantity")
     parser.add_argument("--image-size", type=int, default=64)
     parser.add_argument("--frame-skip", type=int, default=4)
@@ -249,6 +360,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
+    if args.kind == "keypoint":
+        if args.steps is None:
+            raise SystemExit("--kind keypoint needs --steps (its cosine learning rate runs over them)")
+        return train_keypoint(args)
     return write_pose(args) if args.kind == "pose" else train(args)
 
 

@@ -32,6 +32,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from rlvr_sim.envs.lm_env import LMWorldModelEnv, vector_seeds
 
+from rlvr_sim import resources
 from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
 
 PUSHT = "pusht"  # the scene whose task signal (gym-pusht's reward and success) the env computes
@@ -40,15 +41,8 @@ TOKENIZER_SUBDIR, START_FRAMES_FILE = "tokenizer", "start_frames.npz"
 
 
 def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
-    """A checkpoint directory: an existing path, or the name of one embedded under `rlvr_sim/assets`."""
-    from rlvr_sim.resources import asset_path
-
-    name = checkpoint or DEFAULT_CHECKPOINT
-    for candidate in (Path(name), asset_path(str(name))):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"video world-model checkpoint {name!r} not found (as a path or under "
-                            f"{asset_path('')})")
+    """A video world-model checkpoint directory (`rlvr_sim.resources.resolve_checkpoint`, this env's default)."""
+    return resources.resolve_checkpoint(checkpoint, DEFAULT_CHECKPOINT, what="video world-model checkpoint")
 
 
 def checkpoint_scene(meta: dict[str, Any], tokenizer: Any) -> str | None:

@@ -296,14 +296,17 @@ def _fat_segment(screen: object, a: tuple, b: tuple, radius: int, colour: tuple[
     pygame.draw.circle(screen, colour, p2, radius)
 
 
-def load_frame_tokenizer(directory: str | Path):  # noqa: ANN201 - FrameTokenizer | PoseTokenizer
-    """Load whichever frame tokenizer `directory` holds (its config's `kind`; learned FSQ by default)."""
+def load_frame_tokenizer(directory: str | Path):  # noqa: ANN201 - FrameTokenizer | KeypointTokenizer | PoseTokenizer
+    """Load whichever frame tokenizer `directory` holds, by its config's `kind`: "pose" (PushT's five pose
+    tokens), "keypoint" (learned image points, `rlvr_sim.models.keypoint_tokenizer`), else the learned FSQ grid."""
+    from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer
     from rlvr_sim.models.visual_tokenizer import FrameTokenizer
 
     path = Path(directory) / CONFIG_FILE
-    if path.is_file() and json.loads(path.read_text()).get("config", {}).get("kind") == "pose":
+    kind = json.loads(path.read_text()).get("config", {}).get("kind") if path.is_file() else None
+    if kind == "pose":
         return PoseTokenizer.load(directory)
-    return FrameTokenizer.load(directory)
+    return KeypointTokenizer.load(directory) if kind == "keypoint" else FrameTokenizer.load(directory)
 
 
 __all__ = ["PoseTokenizer", "PoseTokenizerConfig", "SLOTS", "load_frame_tokenizer"]

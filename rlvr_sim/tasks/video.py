@@ -336,7 +336,11 @@ def _tokenizer_digest(directory: Path, weights_file: str) -> str:
 
 
 class VideoTask:
-    """Task protocol implementation for video world models (see the module docstring)."""
+    """Task protocol implementation for video world models (see the module docstring).
+
+    `scene` names what the frames show and is saved with the checkpoint: "pusht" (the default) enables the
+    PushT pixel judge (object reward, object-level tables) and the env's gym-pusht task signal; any other
+    name (e.g. "arm", or a user's robot) gets the pixel reward and no task signal."""
 
     name = "pusht"
 
@@ -363,6 +367,7 @@ class VideoTask:
         extra_train_dirs: list[str] | tuple[str, ...] = (),
         contact_weight: float = 0.0,
         layout: str = "pose",
+        scene: str = "pusht",
     ) -> None:
         from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
@@ -379,13 +384,17 @@ class VideoTask:
             tokenizer_dir = str(asset_path("pusht_pose") / "tokenizer")
         self.settings = dict(data_dir=str(data_dir), tokenizer_dir=str(tokenizer_dir), horizon=horizon,
                              frame_skip=frame_skip, test_fraction=test_fraction, split_seed=split_seed,
-                             train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows)
+                             train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows,
+                             scene=str(scene))
         if isinstance(extra_train_dirs, str):
             extra_train_dirs = [extra_train_dirs]
         if extra_train_dirs:  # more episodes for training only: data_dir's test split stays the same
             self.settings["extra_train_dirs"] = [str(d) for d in extra_train_dirs]
         if reward_kind not in REWARD_KINDS:
             raise ValueError(f"reward_kind must be one of {REWARD_KINDS}, got {reward_kind!r}")
+        if reward_kind != "perceptual" and scene != "pusht":
+            raise ValueError(f"reward_kind={reward_kind!r} reads PushT poses with the pixel judge; scene {scene!r} "
+                             "has no judge: use reward_kind='perceptual'")
         self.reward_kind = reward_kind
         if contact_weight < 0 or not np.isfinite(contact_weight):
             raise ValueError(f"contact_weight must be a finite number >= 0, got {contact_weight}")
