@@ -119,11 +119,16 @@ def collapsed(report: dict, margin: float = 0.1) -> bool:
                               for gap in gaps)
 
 
+def _episode_paths(args: argparse.Namespace) -> list:
+    """The episodes of `--data` (an .npz folder, or a LeRobot dataset folder read through `--camera`)."""
+    return episode_paths(args.data, **({"camera": args.camera} if getattr(args, "camera", None) else {}))
+
+
 def train(args: argparse.Namespace) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
-    split = split_paths(episode_paths(args.data), args.test_fraction, seed=args.split_seed)
+    split = split_paths(_episode_paths(args), args.test_fraction, seed=args.split_seed)
     train_eps = [ep.images for ep in load_episodes(split["train"], args.image_size, args.frame_skip)]
     test_eps = [ep.images for ep in load_episodes(split["test"], args.image_size, args.frame_skip)]
     background = median_frame(train_eps, seed=args.seed)
@@ -181,39 +186,55 @@ def train(args: argparse.Namespace) -> dict:
     return report
 
 
-def agent_report(model, paths: list[Path], image_size: int, frame_skip: int, horizon: int,
-                 max_pairs: int = 400, seed: int = 2) -> dict[str, float]:
-    """PushT only (episodes that record gym-pusht's `state`): where the pixel judge finds the agent on the
-    reconstruction of held-out future frames (drawn over a context frame 1..`horizon` steps earlier), against
-    the true agent position; the tokenizer's ceiling for every object-level figure of a world model behind it.
-    Empty when the episodes hold no `state` (other scenes)."""
+def object_report(model, paths: list[Path], image_size: int, frame_skip: int, horizon: int,
+                  max_pairs: int = 400, seed: int = 2) -> dict[str, float]:
+    """Where a pixel judge finds the small moving object on the reconstruction of held-out future frames (drawn
+    over a context frame 1..`horizon` steps earlier), against its recorded true position: PushT's agent (episodes
+    from gym-pusht, with its `state`) or the arm's tip (`tip_px`). The tokenizer's ceiling for every object-level
+    figure of a world model behind it. Empty for other data (no judge, no recorded position)."""
     from rlvr_sim.data.episodes import load_episodes
-    from rlvr_sim.metrics.pusht_pixels import judge_states
 
+    if not all(isinstance(path, Path) and path.suffix == ".npz" for path in paths):
+        return {}  # e.g. LeRobot episodes: no recorded object position to judge against
+    with np.load(paths[0], allow_pickle=False) as data:
+        if "tip_px" in data.files:
+            name, key = "tip", "tip_px"
+        elif "state" in data.files and "pusht" in str(data["env_id"] if "env_id" in data.files else "").lower():
+            name, key = "agent", "state"
+        else:
+            return {}
     rng = np.random.default_rng(seed)
     pairs = []
-    if not all(isinstance(path, Path) and path.suffix == ".npz" for path in paths):
-        return {}  # e.g. LeRobot episodes: no gym-pusht state to judge against
     for path, ep in zip(paths, load_episodes(paths, image_size, frame_skip)):
         with np.load(path, allow_pickle=False) as data:
-            if "state" not in data.files:
-                return {}
-            states = data["state"][::frame_skip][: len(ep)]
-        for t in range(1, len(states)):
-            pairs.append((ep.images[max(0, t - int(rng.integers(1, horizon + 1)))], ep.images[t], states[t]))
+            truth = data[key][::frame_skip][: len(ep)].astype(np.float64)
+            recorded = data["image"].shape[2]
+        # PushT's state is in arena units (512 a side); tip_px is recorded in pixels of the collected frames
+        truth = truth[:, :2] * image_size / (512.0 if key == "state" else recorded)
+        for t in range(1, len(truth)):
+            pairs.append((ep.images[max(0, t - int(rng.integers(1, horizon + 1)))], ep.images[t], truth[t]))
     chosen = [pairs[i] for i in rng.choice(len(pairs), min(max_pairs, len(pairs)), replace=False)]
-    context, future, state = (np.stack(column) for column in zip(*chosen))
+    context, future, true_xy = (np.stack(column) for column in zip(*chosen))
     recon = model.decode(model.encode(future, context, CONDITIONAL), context, CONDITIONAL)
-    scale = image_size / 512.0  # gym-pusht arena units -> pixels
-    true_xy = state[:, :2] * scale
     out = {}
-    for name, frames in (("recon", recon), ("true_frame", future), ("copy_context", context)):
-        judged = judge_states(frames)[:, :2] * scale
+    for label, frames in (("recon", recon), ("true_frame", future), ("copy_context", context)):
+        judged = _judge(name, frames, image_size)
         error = np.linalg.norm(np.nan_to_num(judged, nan=-1e3) - true_xy, axis=1)
-        out[f"{name}_agent_within_1px"] = float((error <= 1.0).mean())
-        out[f"{name}_agent_px_median"] = float(np.median(error))
-    out["agent_pairs"] = len(chosen)
+        out[f"{label}_{name}_within_1px"] = float((error <= 1.0).mean())
+        out[f"{label}_{name}_px_median"] = float(np.median(error))
+    out[f"{name}_pairs"] = len(chosen)
     return out
+
+
+def _judge(name: str, frames: np.ndarray, image_size: int) -> np.ndarray:
+    """(N, 2) pixel position of PushT's agent or the arm's tip in frames (NaN where not found)."""
+    if name == "tip":
+        from rlvr_sim.metrics.arm_pixels import judge_tip
+
+        return judge_tip(frames)
+    from rlvr_sim.metrics.pusht_pixels import judge_states
+
+    return judge_states(frames)[:, :2] * image_size / 512.0
 
 
 def train_keypoint(args: argparse.Namespace) -> dict:
@@ -223,7 +244,7 @@ def train_keypoint(args: argparse.Namespace) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
-    split = split_paths(episode_paths(args.data), args.test_fraction, seed=args.split_seed)
+    split = split_paths(_episode_paths(args), args.test_fraction, seed=args.split_seed)
     train_eps = [ep.images for ep in load_episodes(split["train"], args.image_size, args.frame_skip)]
     test_eps = [ep.images for ep in load_episodes(split["test"], args.image_size, args.frame_skip)]
     background = median_frame(train_eps, seed=args.seed)
@@ -267,7 +288,7 @@ def train_keypoint(args: argparse.Namespace) -> dict:
     bar.close()
     model.eval()
     report = evaluate(model, test_eps, background, args.horizon)
-    report.update(agent_report(model, split["test"], args.image_size, args.frame_skip, args.horizon))
+    report.update(object_report(model, split["test"], args.image_size, args.frame_skip, args.horizon))
     report.update({"steps": step, "train_minutes": round((time.time() - start) / 60, 1),
                    "train_episodes": len(train_eps), "test_episodes": len(test_eps)})
     model.save(out, {"report": report, "frame_skip": args.frame_skip, "horizon": args.horizon, "data": str(args.data),
@@ -288,7 +309,7 @@ def write_pose(args: argparse.Namespace) -> dict:
     from rlvr_sim.metrics.pusht_pixels import object_errors
     from rlvr_sim.models.pose_tokenizer import PoseTokenizer, PoseTokenizerConfig
 
-    split = split_paths(episode_paths(args.data), args.test_fraction, seed=args.split_seed)
+    split = split_paths(_episode_paths(args), args.test_fraction, seed=args.split_seed)
     test_eps = [ep.images for ep in load_episodes(split["test"], args.image_size, args.frame_skip)]
     tokenizer = PoseTokenizer(PoseTokenizerConfig(args.image_size, args.pose_bins))
     report = evaluate(tokenizer, test_eps, median_frame(test_eps, seed=args.seed), args.horizon)
@@ -315,8 +336,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from rlvr_sim.rl.cli import parse_with_preset
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="directory of episode .npz files")
+    parser.add_argument("--data", required=True, help="directory of episode .npz files, or a LeRobot dataset folder")
     parser.add_argument("--out", required=True, help="checkpoint directory to write")
+    parser.add_argument("--camera", default=None, help="LeRobot dataset: camera key (default: its first video feature)")
     parser.add_argument("--kind", default="keypoint", choices=("keypoint", "fsq", "pose"),
                         help="keypoint: K learned image points per frame, drawn over the context frame (any scene; "
                              "rlvr_sim.models.keypoint_tokenizer); fsq: the compressive grid tokenizer; pose: PushT's "

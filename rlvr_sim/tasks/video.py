@@ -338,6 +338,7 @@ def _tokenizer_digest(directory: Path, weights_file: str) -> str:
 class VideoTask:
     """Task protocol implementation for video world models (see the module docstring).
 
+    `camera` picks a LeRobot dataset's camera (its first video feature by default).
     `scene` names what the frames show and is saved with the checkpoint: "pusht" (the default) enables the
     PushT pixel judge (object reward, object-level tables) and the env's gym-pusht task signal; any other
     name (e.g. "arm", or a user's robot) gets the pixel reward and no task signal."""
@@ -368,6 +369,7 @@ class VideoTask:
         contact_weight: float = 0.0,
         layout: str = "pose",
         scene: str = "pusht",
+        camera: str | None = None,
     ) -> None:
         from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
@@ -386,6 +388,8 @@ class VideoTask:
                              frame_skip=frame_skip, test_fraction=test_fraction, split_seed=split_seed,
                              train_stride=train_stride, test_stride=test_stride, max_test_windows=max_test_windows,
                              scene=str(scene))
+        if camera is not None:  # a LeRobot dataset's camera key (default: its first video feature)
+            self.settings["camera"] = str(camera)
         if isinstance(extra_train_dirs, str):
             extra_train_dirs = [extra_train_dirs]
         if extra_train_dirs:  # more episodes for training only: data_dir's test split stays the same
@@ -430,7 +434,7 @@ class VideoTask:
         from rlvr_sim.models.visual_tokenizer import WEIGHTS_FILE
 
         s = self.settings
-        paths = episode_paths(s["data_dir"])
+        paths = episode_paths(s["data_dir"], **({"camera": s["camera"]} if "camera" in s else {}))
         split = split_paths(paths, s["test_fraction"], s["split_seed"])
         for extra in s.get("extra_train_dirs", []):
             more = episode_paths(extra)

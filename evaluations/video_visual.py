@@ -1,0 +1,289 @@
+"""Visual video world models (a learned tokenizer, any scene): the paper's metrics beside the trivial baseline.
+
+    python evaluations/video_visual.py --data data/pusht2 --base assets/pusht_visual_base \
+        --rlvr assets/pusht_visual_rlvr --pose assets/pusht_pose_base --out evaluations/results/video_visual_pusht
+    python evaluations/video_visual.py --data data/arm --base assets/arm_visual_base --rlvr assets/arm_visual_rlvr \
+        --out evaluations/results/video_visual_arm
+
+On held-out windows of the checkpoints' own episode split (open loop from an anchor frame under the true
+actions), every model rolled out through `VideoWorldModel.rollout`, the path `gym.make("RLVRWorld-Video-v0")`
+serves:
+1. **Rollouts** at horizons 1 (single step), 4 and `--horizon`: MSE, PSNR, SSIM, LPIPS; the repetition rate
+   (the paper's: a predicted frame token-identical to the one before while the truth changed; tokens re-read
+   from the frames by the model's own tokenizer) and its pixel companion (near-copy rate); object errors
+   where the scene has a judge (PushT: agent / T position and angle by the pixel judge; arm: tip and puck).
+   Rows: copy-last-frame, the tokenizer's reconstruction of the true frames (its ceiling), each model
+   (greedy, as the env serves by default) and, on PushT, the pose-token model (`--pose`). Paired bootstrap
+   95% intervals: each model vs copy-last-frame, RLVR vs base.
+2. **Best-of-N**: N rollouts per window sampled at temperature 1; the best of the first n by MSE / LPIPS.
+3. **Four far targets**: from `--starts` held-out frames, the agent (PushT) or the arm's tip sent to four
+   far points and held 3 steps; where the judge finds it in the last predicted frame (share within 3 px).
+JSON and markdown to `--out` (default runs/eval/video_visual), a progress bar throughout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from rlvr_sim.envs.video.world_model_env import VideoWorldModel, checkpoint_scene
+from tqdm import tqdm
+
+from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
+from rlvr_sim.metrics.video import frame_metrics, near_copy_rate, perceptual_metric, repetition_rate
+from rlvr_sim.tasks.video import VideoTask
+
+PIXEL_METRICS = ("mse", "psnr", "ssim", "lpips")
+HIGHER_IS_BETTER = {"psnr", "ssim"}
+MISSING_PX = 32.0  # an object the judge cannot find in a predicted frame counts as this far off (px at 64x64)
+ARM_TARGETS = np.array([(56.0, 256.0), (456.0, 256.0), (256.0, 56.0), (256.0, 456.0)])  # 200 units from the shoulder
+
+
+def scene_objects(scene: str, frames: np.ndarray) -> dict[str, np.ndarray] | None:
+    """Judged object positions in px of each frame (N, ...) -> {name: (N, 2) or angle (N,)}, None without a judge."""
+    if scene == "pusht":
+        from rlvr_sim.metrics.pusht_pixels import PIXELS_PER_WORLD, judge_states
+
+        states = judge_states(frames)
+        return {"agent": states[:, :2] * PIXELS_PER_WORLD, "block": states[:, 2:4] * PIXELS_PER_WORLD,
+                "angle": states[:, 4]}
+    if scene == "arm":
+        from rlvr_sim.metrics.arm_pixels import judge_puck, judge_tip
+
+        return {"tip": judge_tip(frames), "puck": judge_puck(frames)}
+    return None
+
+
+def object_errors(scene: str, pred: np.ndarray, gold: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-frame object errors (px; degrees for the T's angle) of predicted vs true frames, {} without a judge."""
+    p, g = scene_objects(scene, pred), scene_objects(scene, gold)
+    if p is None:
+        return {}
+    out = {}
+    for name in p:
+        if name == "angle":
+            diff = np.abs((p[name] - g[name] + np.pi) % (2 * np.pi) - np.pi)
+            out["angle_deg"] = np.nan_to_num(np.degrees(diff), nan=90.0)
+        else:
+            error = np.linalg.norm(p[name] - g[name], axis=-1)
+            out[f"{name}_px"] = np.minimum(np.nan_to_num(error, nan=MISSING_PX), MISSING_PX)
+    return out
+
+
+def _ci(values: np.ndarray) -> dict[str, float]:
+    low, high = bootstrap_ci(values)
+    return {"mean": float(np.mean(values)), "low": low, "high": high}
+
+
+def rollout_section(task: VideoTask, worlds: dict[str, Any], scene: str, n: int, horizons: list[int], seed: int,
+                    lpips: Any, bar: tqdm) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Section 1: per-horizon metrics of every row on the first `n` held-out windows, and per-window values."""
+    w = task.windows["test"]
+    context, future = w.context[:n], w.future[:n]
+    actions = task.action_bins.decode(w.action_bins[:n])
+    frames = {"copy-last-frame": np.repeat(context[:, None], future.shape[1], axis=1),
+              "tokenizer ceiling": task.decode_predictions(w.cond_codes[:n, 1:], np.arange(n), "test")}
+    for name, world in worlds.items():
+        bar.set_description(f"rollouts: {name}")
+        frames[name] = world.rollout(context, actions, [seed + i for i in range(n)], temperature=0.0,
+                                     median=getattr(world, "serve_median", False))
+        bar.update(1)
+    tokenizer = next(iter(worlds.values())).tokenizer if worlds else task.frame_tokenizer
+    gold_codes = tokenizer.encode(np.concatenate([context[:, None], future], 1).reshape(-1, *context.shape[1:]))
+    gold_codes = gold_codes.reshape(n, future.shape[1] + 1, -1)
+    rows: dict[str, Any] = {}
+    per_window: dict[str, np.ndarray] = {}
+    for name, pred in frames.items():
+        flat_pred, flat_gold = pred.reshape(-1, *pred.shape[2:]), future.reshape(-1, *future.shape[2:])
+        metrics = frame_metrics(flat_pred, flat_gold, lpips)
+        metrics.update(object_errors(scene, flat_pred, flat_gold))
+        metrics = {k: v.reshape(n, -1) for k, v in metrics.items()}
+        with_context = np.concatenate([context[:, None], pred], 1)
+        codes = tokenizer.encode(with_context.reshape(-1, *context.shape[1:])).reshape(n, pred.shape[1] + 1, -1)
+        row: dict[str, Any] = {"repetition_rate": repetition_rate(codes, gold_codes),
+                               "near_copy_rate": near_copy_rate(with_context, np.concatenate([context[:, None], future], 1))}
+        for h in horizons:
+            row[str(h)] = {k: _ci(v[:, h - 1]) for k, v in metrics.items()}
+            for k, v in metrics.items():
+                per_window[f"{name}|{k}|{h}"] = v[:, h - 1]
+        rows[name] = row
+    return rows, per_window
+
+
+def gains(per_window: dict[str, np.ndarray], pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """Paired bootstrap gains (positive = the candidate is better) per metric and horizon."""
+    out: dict[str, Any] = {}
+    for baseline, candidate in pairs:
+        block = {}
+        for key, values in per_window.items():
+            name, metric, h = key.split("|")
+            if name == candidate and f"{baseline}|{metric}|{h}" in per_window:
+                base = per_window[f"{baseline}|{metric}|{h}"]
+                sign = -1.0 if metric in HIGHER_IS_BETTER else 1.0  # gain = baseline error - candidate error
+                block[f"{metric}@{h}"] = paired_gain(sign * base, sign * values)
+        if block:
+            out[f"{candidate} vs {baseline}"] = block
+    return out
+
+
+def best_of_n(task: VideoTask, worlds: dict[str, Any], n_windows: int, samples: int, seed: int, lpips: Any,
+              bar: tqdm) -> dict[str, Any]:
+    """Section 2: best of the first n samples (n = 1, 2, 4, ..., `samples`) by per-window mean MSE and LPIPS."""
+    w = task.windows["test"]
+    context, future = w.context[:n_windows], w.future[:n_windows]
+    actions = task.action_bins.decode(w.action_bins[:n_windows])
+    out: dict[str, Any] = {}
+    for name, world in worlds.items():
+        scores = {"mse": [], "lpips": []}
+        for s in range(samples):
+            bar.set_description(f"best-of-{samples}: {name} sample {s + 1}")
+            pred = world.rollout(context, actions, [seed + 1000 * (s + 1) + i for i in range(n_windows)], temperature=1.0)
+            flat = frame_metrics(pred.reshape(-1, *pred.shape[2:]), future.reshape(-1, *future.shape[2:]), lpips)
+            for key in scores:
+                scores[key].append(flat[key].reshape(n_windows, -1).mean(1))
+            bar.update(1)
+        curve = {}
+        n = 1
+        while n <= samples:
+            curve[str(n)] = {key: float(np.min(np.stack(v[:n]), 0).mean()) for key, v in scores.items()}
+            n *= 2
+        out[name] = curve
+    return out
+
+
+def far_targets(task: VideoTask, worlds: dict[str, Any], scene: str, starts: int, seed: int, bar: tqdm) -> dict[str, Any]:
+    """Section 3: each of four far targets held 3 steps from `starts` held-out frames; share within 3 px."""
+    if scene not in ("pusht", "arm"):
+        return {}
+    from rlvr_sim.metrics.pusht_pixels import EDGE_TARGETS
+
+    targets = EDGE_TARGETS if scene == "pusht" else ARM_TARGETS
+    w = task.windows["test"]
+    frames = w.context[np.linspace(0, len(w.context) - 1, starts).astype(int)]
+    frames = np.repeat(frames, len(targets), axis=0)
+    actions = np.repeat(np.tile(targets, (starts, 1))[:, None], 3, axis=1)
+    size = frames.shape[1]
+    wanted = actions[:, -1] * size / 512.0
+    out: dict[str, Any] = {"runs": len(frames), "targets": targets.tolist()}
+    for name, world in worlds.items():
+        bar.set_description(f"far targets: {name}")
+        pred = world.rollout(frames, actions, [seed + i for i in range(len(frames))], temperature=0.0,
+                             median=getattr(world, "serve_median", False))
+        where = scene_objects(scene, pred[:, -1])["agent" if scene == "pusht" else "tip"]
+        error = np.nan_to_num(np.linalg.norm(where - wanted, axis=1), nan=MISSING_PX)
+        out[name] = {"within_3px_pct": float(100 * np.mean(error <= 3.0)), "median_px": float(np.median(error)),
+                     "per_target_within_3px_pct": [float(100 * np.mean(error[i :: len(targets)] <= 3.0))
+                                                   for i in range(len(targets))]}
+        bar.update(1)
+    return out
+
+
+def _fmt(entry: dict[str, float], digits: int) -> str:
+    return f"{entry['mean']:.{digits}f} [{entry['low']:.{digits}f}, {entry['high']:.{digits}f}]"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The tables of `results` (rollouts at each horizon, gains, best-of-N, far targets)."""
+    lines = [f"# Visual world model: {results['scene']} ({results['windows']} held-out windows)", ""]
+    rows = results["rollouts"]
+    objects = [k for k in next(iter(rows.values()))[str(results["horizons"][0])] if k not in PIXEL_METRICS + ("mae",)]
+    for h in results["horizons"]:
+        lines += [f"## Step {h}" + (" (single step)" if h == 1 else ""), "",
+                  "| row | MSE x1e3 | PSNR | SSIM | LPIPS x100 | " + " | ".join(objects) + " |",
+                  "|---|---|---|---|---|" + "---|" * len(objects)]
+        for name, row in rows.items():
+            at = row[str(h)]
+            cells = [_fmt({k: 1e3 * v for k, v in at["mse"].items()}, 2), _fmt(at["psnr"], 1), _fmt(at["ssim"], 3),
+                     _fmt({k: 100 * v for k, v in at["lpips"].items()}, 1)] + [_fmt(at[k], 2) for k in objects]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## Repetition", "", "| row | repetition rate (tokens) | near-copy rate (pixels) |", "|---|---|---|"]
+    lines += [f"| {name} | {row['repetition_rate']:.3f} | {row['near_copy_rate']:.3f} |" for name, row in rows.items()]
+    lines += ["", "## Paired gains (positive: the first row is better; 95% bootstrap interval)", ""]
+    for pair, block in results["gains"].items():
+        cells = [f"{key} {v['gain']:+.4g} [{v['low']:+.4g}, {v['high']:+.4g}]" for key, v in block.items()]
+        lines.append(f"- **{pair}**: " + "; ".join(cells))
+    if results.get("best_of_n"):
+        lines += ["", "## Best-of-N (temperature 1; the best of n samples per window, mean over windows)", "",
+                  "| model | n | MSE x1e3 | LPIPS x100 |", "|---|---|---|---|"]
+        for name, curve in results["best_of_n"].items():
+            lines += [f"| {name} | {n} | {1e3 * v['mse']:.3f} | {100 * v['lpips']:.2f} |" for n, v in curve.items()]
+    if results.get("far_targets"):
+        far = results["far_targets"]
+        lines += ["", f"## Four far targets, each held 3 steps ({far['runs']} runs)", "",
+                  "| model | within 3 px | median px | per target (%) |", "|---|---|---|---|"]
+        lines += [f"| {name} | {v['within_3px_pct']:.1f}% | {v['median_px']:.2f} | "
+                  f"{', '.join(f'{x:.0f}' for x in v['per_target_within_3px_pct'])} |"
+                  for name, v in far.items() if isinstance(v, dict)]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="episode folder the checkpoints were trained on (npz or LeRobot)")
+    parser.add_argument("--base", required=True, help="MLE checkpoint (path or embedded name)")
+    parser.add_argument("--rlvr", default=None, help="RLVR checkpoint")
+    parser.add_argument("--pose", default=None, help="PushT only: the pose-token checkpoint, as another row")
+    parser.add_argument("--windows", type=int, default=64, help="held-out windows")
+    parser.add_argument("--best-of", type=int, default=8, help="samples per window for the best-of-N curve (0: skip)")
+    parser.add_argument("--starts", type=int, default=16, help="start frames for the four-far-targets test")
+    parser.add_argument("--camera", default=None, help="LeRobot dataset: camera key (default: its first video feature)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", default=None, help="output path without extension (default runs/eval/video_visual)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    start = time.time()
+    from rlvr_sim.resources import results_dir
+
+    out = Path(args.out) if args.out else results_dir() / "video_visual"
+    worlds = {"base": VideoWorldModel(args.base)}
+    if args.rlvr:
+        worlds["RLVR"] = VideoWorldModel(args.rlvr)
+    from rlvr_sim.models.lm import load_model
+
+    base = worlds["base"]
+    meta = load_model(base.checkpoint)[2]
+    settings = meta["video_settings"]
+    scene = checkpoint_scene(meta, base.tokenizer) or "custom"
+    task = VideoTask(data_dir=args.data, tokenizer_dir=str(base.checkpoint / "tokenizer"), mode="multi",
+                     horizon=int(settings["horizon"]), frame_skip=int(settings["frame_skip"]),
+                     test_fraction=settings["test_fraction"], split_seed=settings["split_seed"],
+                     test_stride=settings["test_stride"], max_test_windows=max(args.windows, args.starts),
+                     action_bins=meta["action_bins"], scene=scene, camera=args.camera,
+                     cache_dir=str(out.parent / "cache"))
+    rows = dict(worlds)
+    if args.pose:
+        pose = VideoWorldModel(args.pose)
+        pose.serve_median = True  # as the env serves a pose-token checkpoint by default
+        rows["pose tokens (PushT)"] = pose
+    n = min(args.windows, len(task.windows["test"].context))
+    horizons = sorted(h for h in {1, 4, task.horizon} if h <= task.horizon)
+    lpips = perceptual_metric()
+    total = len(rows) + len(worlds) * args.best_of + (len(rows) if scene in ("pusht", "arm") else 0)
+    with tqdm(total=total, desc="video_visual", unit="part") as bar:
+        rollouts, per_window = rollout_section(task, rows, scene, n, horizons, args.seed, lpips, bar)
+        pairs = [("copy-last-frame", name) for name in rows] + [("base", "RLVR")] * ("RLVR" in worlds)
+        results: dict[str, Any] = {
+            "scene": scene, "data": args.data, "windows": n, "horizons": horizons, "lpips_variant": lpips.name,
+            "checkpoints": {name: str(world.checkpoint) for name, world in rows.items()},
+            "rollouts": rollouts, "gains": gains(per_window, pairs),
+            "best_of_n": best_of_n(task, worlds, n, args.best_of, args.seed, lpips, bar) if args.best_of else {},
+            "far_targets": far_targets(task, rows, scene, args.starts, args.seed, bar)}
+    results["seconds"] = round(time.time() - start, 1)
+    results["command"] = "python evaluations/video_visual.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown(results) + "\n")
+    print(markdown(results))
+    return results
+
+
+if __name__ == "__main__":
+    main()
