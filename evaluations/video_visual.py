@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                      test_fraction=settings["test_fraction"], split_seed=settings["split_seed"],
                      test_stride=settings["test_stride"], max_test_windows=max(args.windows, args.starts),
                      action_bins=meta["action_bins"], scene=scene, camera=args.camera,
-                     cache_dir=str(out.parent / "cache"))
+                     cache_dir=str(results_dir() / "cache"))  # tokenised windows: a run folder, never the results
     rows = dict(worlds)
     if args.pose:
         pose = VideoWorldModel(args.pose)

@@ -1,0 +1,61 @@
+"""Visual world models end to end: the one-command pipeline on user-format episodes, and the embedded arm model
+served by `RLVRWorld-Video-v0` (its tip goes where it is sent)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rlvr_sim  # noqa: F401  (registers the envs)
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+ARM_TARGETS = np.array([(56.0, 256.0), (456.0, 256.0), (256.0, 56.0), (256.0, 456.0)])
+
+
+@pytest.mark.parametrize("data", ["lerobot_v30", "npz_robot7"])
+def test_pipeline_trains_packages_serves_and_evaluates(tmp_path, data):
+    """Tokenizer -> MLE -> GRPO -> package -> evaluate on the project's fixtures (7-dim actions, non-square
+    real-robot-like frames; LeRobot v3.0 with mp4 video) with tiny budgets; the packaged checkpoint is an env."""
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "training/video_pipeline.py", "--data", str(FIXTURES / data), "--out", str(out),
+         "--horizon", "3", "--keypoints", "4", "--tokenizer-steps", "3", "--sft-steps", "3", "--grpo-steps", "1",
+         "--batch-size", "4", "--eval-windows", "4", "--best-of", "2", "--threads", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((out / "eval" / "video_visual.json").read_text())
+    assert {"copy-last-frame", "tokenizer ceiling", "base", "RLVR"} <= set(results["rollouts"])
+    assert results["scene"] == "custom" and "RLVR vs base" in results["gains"]
+    env = gym.make("RLVRWorld-Video-v0", checkpoint=str(out / "rlvr"))
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (64, 64, 3)
+    obs, reward, terminated, _, _ = env.step(env.action_space.sample())
+    assert obs.shape == (64, 64, 3) and reward == 0.0 and not terminated  # no task signal outside PushT
+    assert env.action_space.shape == (7,)
+
+
+def test_embedded_arm_model_moves_the_tip_where_it_is_sent():
+    """Four far targets held 3 steps from 2 start frames: the predicted tip lands near each (measured median
+    2.7 px over 32 runs); a model that ignored actions would leave it where it started (~15 px away)."""
+    from rlvr_sim.metrics.arm_pixels import judge_tip
+
+    env = gym.make("RLVRWorld-Video-v0", checkpoint="arm_visual_base")
+    errors, start_errors = [], []
+    for seed in range(2):
+        for target in ARM_TARGETS:
+            obs, _ = env.reset(seed=seed)
+            start = judge_tip(obs[None])[0]
+            for _ in range(3):
+                obs, reward, terminated, _, _ = env.step(target.astype(np.float32))
+            want = target * 64 / 512
+            errors.append(np.nan_to_num(np.linalg.norm(judge_tip(obs[None])[0] - want), nan=99.0))
+            start_errors.append(np.linalg.norm(start - want))
+            assert reward == 0.0 and not terminated
+    assert np.median(errors) <= 6.0 and np.median(errors) < 0.5 * np.median(start_errors)
