@@ -29,6 +29,8 @@ NOT_RUN = {  # the exact command (or, ending in a space, a prefix) -> why it is 
     "bash scripts/test.sh": "it is this test suite",
     "pip install ": "the test environment is the installation",
     "rlvr-sim view": "an interactive pygame window (tests/viewer plays it headless)",
+    "python training/video_pipeline.py --data tests/fixtures/lerobot_v30 ": "runs exactly so (same fixture, same "
+        "budgets) in tests/video/test_visual_world_model.py, which also serves and steps the packaged model",
 }
 TINY_GRPO = " steps=1 batch_size=4 micro_batch_size=4 group_size=2 eval_examples=4"
 REDUCED = {  # prefix -> (text replaced, replacement) or appended text; a smaller budget for a long command
@@ -78,7 +80,7 @@ def test_readme_is_short_and_names_the_two_commands():
     assert len(README.splitlines()) <= MAX_LINES
     commands = shell_commands()
     assert commands[:2] == ["bash scripts/demo.sh", "bash scripts/test.sh"]
-    assert "## Video world models" in README and "see docs/video.md" in README
+    assert "## Video world models" in README and "python training/video_pipeline.py --data" in README
 
 
 def test_readme_links_resolve():

@@ -19,16 +19,24 @@ FIXTURES = REPO / "tests" / "fixtures"
 ARM_TARGETS = np.array([(56.0, 256.0), (456.0, 256.0), (256.0, 56.0), (256.0, 456.0)])
 
 
+def _readme_pipeline_command() -> list[str]:
+    """The README's `training/video_pipeline.py` line, split into arguments."""
+    line = next(line for line in (REPO / "README.md").read_text().splitlines()
+                if line.startswith("python training/video_pipeline.py"))
+    return line.split("  #")[0].split()
+
+
 @pytest.mark.parametrize("data", ["lerobot_v30", "npz_robot7"])
 def test_pipeline_trains_packages_serves_and_evaluates(tmp_path, data):
-    """Tokenizer -> MLE -> GRPO -> package -> evaluate on the project's fixtures (7-dim actions, non-square
-    real-robot-like frames; LeRobot v3.0 with mp4 video) with tiny budgets; the packaged checkpoint is an env."""
+    """The README's command (tokenizer -> MLE -> GRPO -> package -> evaluate, tiny budgets) on the project's
+    fixtures: LeRobot v3.0 with mp4 video, and 7-dim actions with non-square real-robot-like frames; the
+    packaged checkpoint is an env."""
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "training/video_pipeline.py", "--data", str(FIXTURES / data), "--out", str(out),
-         "--horizon", "3", "--keypoints", "4", "--tokenizer-steps", "3", "--sft-steps", "3", "--grpo-steps", "1",
-         "--batch-size", "4", "--eval-windows", "4", "--best-of", "2", "--threads", "1"],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+    argv = _readme_pipeline_command()[1:]
+    argv[argv.index("--data") + 1] = str(FIXTURES / data)
+    argv[argv.index("--out") + 1] = str(out)
+    proc = subprocess.run([sys.executable, *argv, "--threads", "1"], cwd=REPO, capture_output=True, text=True,
+                          timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((out / "eval" / "video_visual.json").read_text())
     assert {"copy-last-frame", "tokenizer ceiling", "base", "RLVR"} <= set(results["rollouts"])
