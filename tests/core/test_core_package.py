@@ -108,10 +108,10 @@ import gymnasium as gym
 import rlvr_sim, rlvr_sim.assets
 
 root = pathlib.Path(rlvr_sim.assets.__file__).parent
-envs = {"textgame_": "RLVRWorld-TextGame-v0", "web_": "RLVRWorld-Web-v0", "pusht_pose_": "RLVRWorld-Video-v0"}
+envs = {"textgame": "RLVRWorld-TextGame-v0", "web": "RLVRWorld-Web-v0", "pusht": "RLVRWorld-Video-v0"}
 report = {"assets": str(root), "stepped": {}}
 for checkpoint in sorted(p for p in root.iterdir() if (p / "rlvr_sim.json").is_file()):
-    env_id = next(i for prefix, i in envs.items() if checkpoint.name.startswith(prefix))
+    env_id = envs[json.loads((checkpoint / "rlvr_sim.json").read_text())["task"]]
     env = gym.make(env_id, checkpoint=str(checkpoint))
     obs, info = env.reset(seed=0)
     action = {"RLVRWorld-TextGame-v0": lambda: info["valid_actions"][0], "RLVRWorld-Web-v0": lambda: "scroll [down]",
