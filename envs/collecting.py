@@ -5,7 +5,7 @@
   `--seed`, then each collector's own.
 - `load_class`: the class named "package.module:Class". A collector that plays an agent's policy (web: the
   MPC agent's proposal policy, for on-policy data; PushT: the scripted pushers) takes the policy class by
-  name, so collectors and policies never import each other (`python -m pytest tests/core -k contract`).
+  name, so collectors and policies never import each other (`python -m pytest tests/test_contract.py`).
 - `key_split`: a transition filed by its key alone, a seedless hash, so the same key lands on the same side
   in every data set collected with it. Split rules, each chosen so that no test transition has its answer
   in training: web by this hash of the transition's key (page + action); text game by current state, a

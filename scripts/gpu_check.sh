@@ -11,7 +11,7 @@
 #
 # --cpu (or GPU_CHECK_CPU=1) runs the tiny settings on the CPU in well under a minute and writes
 # benchmarks/results/gpu_check_cpu.json unless --out is given; the test suite runs it this way
-# (tests/core/test_core_gpu_check.py). Without --cpu and without a CUDA device it stops with status 3
+# (tests/rl/test_gpu_check.py). Without --cpu and without a CUDA device it stops with status 3
 # rather than write CPU figures into gpu.json. Any failed stage makes the exit status 1; the JSON is
 # written either way, with the error of each failed stage.
 set -euo pipefail

@@ -25,7 +25,7 @@ transformers forward) for anything it does not reproduce exactly: another archit
 implementation other than sdpa, scaled or dynamic rotary embeddings, another activation, a wrapped or
 sharded model (PEFT, FSDP), a model in training mode with attention dropout. Set
 `RLVR_SIM_LEAN_DECODE=0` to turn it off everywhere (the benchmarks time both).
-Tests (`tests/core/test_core_lean_decode.py`) hold it to the transformers forward's logits and to the
+Tests (`tests/models/test_lean_decode.py`) hold it to the transformers forward's logits and to the
 same sampled tokens.
 """
 

@@ -46,7 +46,7 @@ def make_task(name: str, tokenizer: Any = None, **task_args: Any) -> Task:
         raise ValueError(f"cannot load task {name!r} ({module_name}:{cls_name}): {err}") from err
     task = cls(tokenizer=tokenizer, **task_args) if accepts_tokenizer(cls) else cls(**task_args)
     missing = [] if name in TASKS else [m for m in task_members() if not hasattr(task, m)]
-    if missing:  # registered tasks are held to the protocol by tests/core/test_core_contract.py
+    if missing:  # registered tasks are held to the protocol by tests/test_contract.py
         raise ValueError(f"task {name!r} lacks {', '.join(missing)} of the Task protocol (rlvr_sim/tasks/base.py)")
     return task
 

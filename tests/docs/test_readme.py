@@ -24,7 +24,7 @@ README = (REPO / "README.md").read_text()
 MAX_LINES = 200
 
 NOT_RUN = {  # the exact command (or, ending in a space, a prefix) -> why it is not run here
-    "bash scripts/demo.sh": "installs packages, then runs `rlvr-sim demo`: its sections run in tests/video/"
+    "bash scripts/demo.sh": "installs packages, then runs `rlvr-sim demo`: its sections run in tests/envs/"
                             "test_video_demo.py and test_addition_demo_says_a_short_run_is_short below",
     "bash scripts/test.sh": "it is this test suite",
     "pip install ": "the test environment is the installation",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 MAPPED = ("envs", "policies", "training", "evaluations", "assets")  # installed as rlvr_sim.<folder> (setup.py)
 VIDEO_MODULES = ("pygame", "cv2")  # the video extra, which the pose tokenizer renders with
 

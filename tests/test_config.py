@@ -12,7 +12,7 @@ from rlvr_sim.models.lm import CheckpointError, load_model
 from rlvr_sim.rl.cli import REMOVED_PRESETS
 from rlvr_sim.rl.cli import main as train_main
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_overrides_parse_yaml_values_and_dotted_keys():

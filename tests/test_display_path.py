@@ -4,7 +4,7 @@ from pathlib import Path
 
 from rlvr_sim import resources
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_packaged_and_clone_paths_are_recorded_relative(tmp_path, monkeypatch):

@@ -1,19 +1,15 @@
 """The predictability diagnostic behind the relational layout runs on recorded episodes and says so when it cannot."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "evaluations"))
 
 
 def test_diagnostic_scores_both_coordinate_systems_on_held_out_episodes(tmp_path):
     pytest.importorskip("gym_pusht")
     from rlvr_sim.envs.video.collect import collect
-    from video_predictability import main
+    from rlvr_sim.evaluations.video_predictability import main
 
     collect(tmp_path / "data", episodes=12, seed=0, max_steps=40, mix="expert:1,random:1")
     result = main(["--data", str(tmp_path / "data"), "--steps", "30", "--seeds", "2", "--threads", "1", "--out", str(tmp_path / "p.json")])
@@ -25,7 +21,7 @@ def test_diagnostic_scores_both_coordinate_systems_on_held_out_episodes(tmp_path
 
 
 def test_episodes_without_state_are_refused(tmp_path):
-    from video_predictability import transitions
+    from rlvr_sim.evaluations.video_predictability import transitions
 
     np.savez(tmp_path / "ep.npz", image=np.zeros((8, 8, 8, 3), np.uint8), action=np.zeros((8, 2), np.float32))
     with pytest.raises(ValueError, match="state"):

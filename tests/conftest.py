@@ -1,0 +1,44 @@
+"""Fixtures and settings shared by the whole suite.
+
+`addition_sft`: a briefly SFT-trained tiny model on the addition task (the rl/ and models/ tests start from it).
+
+Hypothesis profiles for the property-based tests of the parsers (the `test_fuzz_*.py` files, each beside the
+tests of the module it fuzzes; docs/fuzzing.md). `ci` (the default) is deterministic: 200 examples a test,
+derandomized (the same examples every run, so CI cannot flake), no deadline (the CPU is shared with training
+jobs), no example database written into the checkout (nor failing-example patches: Hypothesis' storage goes to
+the temp folder unless HYPOTHESIS_STORAGE_DIRECTORY says otherwise). `deep` draws fresh random examples, 20x as
+many; select it with HYPOTHESIS_PROFILE=deep and replay a run with `--hypothesis-seed N`.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from rlvr_sim.config import load_config
+from rlvr_sim.rl.trainer import run_training
+
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "rlvr_sim_hypothesis")
+
+settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", max_examples=4000, deadline=None, database=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+TINY_MODEL = {"preset": "tiny-5m", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+              "num_attention_heads": 2, "max_positions": 32}
+
+
+@pytest.fixture(scope="session")
+def addition_sft(tmp_path_factory):
+    """20 SFT steps on 1-digit addition: greedy accuracy well under 0.3, a warm start for GRPO."""
+    out = tmp_path_factory.mktemp("addition_sft")
+    config = load_config(None, [], task="addition", task_args={"digits": 1}, model=TINY_MODEL, steps=20, lr=3e-3,
+                         batch_size=32, micro_batch_size=32, eval_examples=100, output_dir=str(out), progress=False)
+    summary = run_training("sft", config)
+    return out / "final", summary
