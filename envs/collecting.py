@@ -39,7 +39,7 @@ def collector_parser(description: str, out_default: str | None = None, seed_defa
     """A collector's command line with the shared flags: `--out DIR` (required unless `out_default`) and `--seed`."""
     parser = argparse.ArgumentParser(description=description, epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    out = add_out_argument(parser, default=out_default, aliases=(),
+    out = add_out_argument(parser, default=out_default, removed=(),
                            help="output directory" + (f" (default {out_default})" if out_default else ""))
     out.required = out_default is None
     parser.add_argument("--seed", type=int, default=seed_default)

@@ -312,20 +312,6 @@ def _grpo_lean_decode(data: dict) -> list[str]:
             f"{'yes' if data['same_response_lengths'] else 'no'}; {data['rounds']} alternating runs each)."]
 
 
-def _env_vs_issue_base(data: dict) -> list[str]:
-    lines = [f"| env, batch 1 (greedy) | steps/s at {data['base_rev']} | steps/s now | now / then | same predictions "
-             "| answer tokens then / now | answer tokens/s, now / then |", "|---|---:|---:|---:|---|---|---:|"]
-    for env in data["envs"].values():
-        tokens = env["answer_tokens_per_round"]
-        lines.append(f"| {env['env_id']} | {env['base_steps_per_s']:.2f} | {env['current_steps_per_s']:.2f} "
-                     f"| {env['speedup_current_vs_base']:.2f}x | {env['identical_steps']} steps "
-                     f"| {tokens['base']} / {tokens['current']} | **{env['answer_tokens_per_s_ratio_current_vs_base']:.2f}x** |")
-    lines.append(f"\nThe whole package at {data['base_rev']} (when the speed issue was filed) against now, same checkpoints, "
-                 f"{data.get('torch_threads', '?')} thread, both greedy; should a greedy near-tie flip between the two "
-                 "samplers' arithmetic the answers differ, and answer tokens per second is then the equal-work ratio.")
-    return lines
-
-
 def _decode_floor(data: dict) -> list[str]:
     one, many = data["batch1_decode_step_ms"], data["batch_scaling_decode_step_ms"]
     compiled = one.get("torch_compile") or {}
@@ -349,7 +335,7 @@ def _decode_floor(data: dict) -> list[str]:
 
 
 # headline figures per benchmark file (stem); any other JSON gets the generic figure/value table
-HEADLINES = {"decode_floor": _decode_floor, "env_vs_issue_base": _env_vs_issue_base, "gpu": _gpu,
+HEADLINES = {"decode_floor": _decode_floor, "gpu": _gpu,
              "grpo_lean_decode": _grpo_lean_decode, "grpo_lean_decode_gpu": _grpo_lean_decode,
              "grpo_vs_trl": _grpo_vs_trl, "sampler": _sampler, "textgame_env": _textgame_env,
              "video_env": _video_env, "viewer_fps": _viewer_fps, "web_env": _web_env}

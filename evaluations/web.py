@@ -175,8 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
-    add_out_argument(parser, help="output folder; default: runs/eval; the committed tables: evaluations/results "
-                                  "(--out-dir: deprecated spelling)")
+    add_out_argument(parser, help="output folder; default: runs/eval; the committed tables: evaluations/results")
     parser.add_argument("--append", action="store_true",
                         help="keep rows of other models already in <out>/web.json (same data and limit expected)")
     parser.add_argument("--twins-of", nargs="+", metavar="DATA",

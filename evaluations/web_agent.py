@@ -233,8 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sft", default=str(asset_path("web_sft")))
     parser.add_argument("--rlvr", default=str(asset_path("web_rlvr")))
     parser.add_argument("--seed", type=int, default=0)
-    add_out_argument(parser, help="output folder; default: runs/eval; the committed tables: evaluations/results "
-                                  "(--out-dir: deprecated spelling)")
+    add_out_argument(parser, help="output folder; default: runs/eval; the committed tables: evaluations/results")
     parser.add_argument("--demo", action="store_true", help="run one MPC episode with the RLVR world model and exit")
     parser.add_argument("--decisions", action="store_true",
                         help="score the world models' lookahead on the browser-MPC agent's states (web_decisions.*)")

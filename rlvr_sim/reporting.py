@@ -1,14 +1,13 @@
 """Emitting benchmark and evaluation reports: JSON to stdout, and to a file when asked.
 
 Every script names where it writes with one flag, `--out` (`add_out_argument`); the older spellings
-(`--out-dir`, `--runs`) still work as deprecated aliases, so recorded commands re-run unchanged.
+(`--out-dir`, `--runs`) were removed and stop with an error that names `--out`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,24 +15,21 @@ from typing import Any
 OUT_FLAG = "--out"
 
 
-class _DeprecatedAlias(argparse.Action):
-    """An old spelling of `--out`: stores into the same destination and says, on stderr, to use `--out`."""
+class _RemovedSpelling(argparse.Action):
+    """A removed spelling of `--out`: a usage error (status 2) that names `--out`."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(f"{parser.prog}: {option_string} is deprecated, use {OUT_FLAG}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
+        parser.error(f"{option_string} was removed: use {OUT_FLAG} {values or 'DIR'}")
 
 
 def add_out_argument(parser: argparse.ArgumentParser, help: str, default: str | None = None,
-                     aliases: Sequence[str] = ("--out-dir",)) -> argparse.Action:
-    """Add `--out` (stored as `args.out`) and its deprecated `aliases`, hidden from `--help`.
-
-    The last of `--out` and an alias on the command line wins, as for a repeated flag.
-    """
+                     removed: Sequence[str] = ("--out-dir",)) -> argparse.Action:
+    """Add `--out` (stored as `args.out`); each of the `removed` spellings, hidden from `--help`, is an error
+    naming `--out` (rather than argparse's bare "unrecognized arguments")."""
     action = parser.add_argument(OUT_FLAG, default=default, help=help)
-    for alias in aliases:
-        parser.add_argument(alias, dest=action.dest, action=_DeprecatedAlias, default=argparse.SUPPRESS,
-                            help=argparse.SUPPRESS)
+    for spelling in removed:
+        parser.add_argument(spelling, dest="_removed_out", action=_RemovedSpelling, nargs="?",
+                            default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return action
 
 

@@ -35,24 +35,25 @@ def test_reward_curve_draws_one_line_per_step():
     assert len(lines) == 2 and lines[1].count("#") == 30 and "0.750" in lines[1]
 
 
-def test_out_flag_and_its_deprecated_spellings(capsys):
+def test_out_flag_and_its_removed_spellings(capsys):
     parser = argparse.ArgumentParser(prog="script")
-    add_out_argument(parser, help="where to write", default="results", aliases=("--out-dir", "--runs"))
+    add_out_argument(parser, help="where to write", default="results", removed=("--out-dir", "--runs"))
     assert parser.parse_args([]).out == "results"
     assert parser.parse_args(["--out", "a"]).out == "a"
     assert capsys.readouterr().err == ""
-    assert parser.parse_args(["--out-dir", "b"]).out == "b"
-    assert "--out-dir is deprecated, use --out" in capsys.readouterr().err
-    assert parser.parse_args(["--runs", "c", "--out", "d"]).out == "d"  # the last one given wins
+    for argv in (["--out-dir", "b"], ["--runs", "c", "--out", "d"], ["--out-dir"]):
+        with pytest.raises(SystemExit) as stop:
+            parser.parse_args(argv)
+        assert stop.value.code == 2
+        assert f"{argv[0]} was removed: use --out {argv[1] if len(argv) > 1 else 'DIR'}" in capsys.readouterr().err
     help_text = parser.format_help()
     assert "--out OUT" in help_text and "--out-dir" not in help_text and "--runs" not in help_text
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--out-dir"])  # an alias takes a value like --out
 
 
 @pytest.mark.parametrize("module", ["rlvr_sim.evaluations.web", "rlvr_sim.evaluations.web_agent"])
-def test_evaluation_scripts_take_out_and_still_accept_out_dir(module, monkeypatch, tmp_path):
-    """What each script does with the folder is tested with the script; here: both spellings reach `results_dir`."""
+def test_evaluation_scripts_take_out_and_refuse_out_dir(module, monkeypatch, tmp_path, capsys):
+    """What each script does with the folder is tested with the script; here: `--out` reaches `results_dir`, the
+    removed `--out-dir` stops before it with a usage error naming `--out`."""
     import importlib
 
     script = importlib.import_module(module)
@@ -63,10 +64,12 @@ def test_evaluation_scripts_take_out_and_still_accept_out_dir(module, monkeypatc
         raise SystemExit(0)
 
     monkeypatch.setattr(script, "results_dir", stop)
-    for flag in ("--out", "--out-dir"):
-        with pytest.raises(SystemExit):
+    for flag, code in (("--out", 0), ("--out-dir", 2)):
+        with pytest.raises(SystemExit) as stop:
             script.main([flag, str(tmp_path / flag)])
-    assert seen == [str(tmp_path / "--out"), str(tmp_path / "--out-dir")]
+        assert stop.value.code == code
+    assert seen == [str(tmp_path / "--out")]
+    assert "--out-dir was removed: use --out" in capsys.readouterr().err
 
 
 def _script_parser() -> argparse.ArgumentParser:

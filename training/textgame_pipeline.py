@@ -7,8 +7,9 @@ side by side) -> evaluation; `--install` copies the three checkpoints into asset
 
 It drives the package's own scripts (training/collect.py, sft.py, grpo.py, evaluations/textgame.py) with
 the presets in training/configs/textgame_*.yaml, found next to this file (in a clone or an installed
-package alike), so every number it prints comes from those commands. `--runs` is the deprecated spelling
-of `--out` (and `python -m rlvr_sim.envs.textgame.pipeline` of this script).
+package alike), so every number it prints comes from those commands. (`--runs`, the removed spelling of `--out`, and
+`python -m rlvr_sim.envs.textgame.pipeline`, the removed location of this script, stop with errors naming
+their replacements.)
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def install(run_dir: Path, stats: dict | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_out_argument(parser, default="runs", help="directory for run outputs and logs", aliases=("--runs",))
+    add_out_argument(parser, default="runs", help="directory for run outputs and logs", removed=("--runs",))
     parser.add_argument("--data", default="data/textgame")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--install", action="store_true", help="copy the checkpoints into assets/ with model cards")

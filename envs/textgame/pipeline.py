@@ -1,12 +1,6 @@
-"""Deprecated location of the text-game pipeline, kept so that `python -m rlvr_sim.envs.textgame.pipeline`
-still runs: the pipeline is `training/textgame_pipeline.py` (`python -m rlvr_sim.training.textgame_pipeline`),
-next to the PushT one."""
+"""Removed: the text-game pipeline is `training/textgame_pipeline.py` (`python -m rlvr_sim.training.textgame_pipeline`).
 
-import sys
+This module only says so, to whoever still runs or imports the old location."""
 
-from rlvr_sim.training.textgame_pipeline import main
-
-if __name__ == "__main__":
-    print("python -m rlvr_sim.envs.textgame.pipeline is deprecated: use python training/textgame_pipeline.py",
-          file=sys.stderr)
-    sys.exit(main())
+raise ImportError("rlvr_sim.envs.textgame.pipeline was removed: use python training/textgame_pipeline.py "
+                  "(installed: python -m rlvr_sim.training.textgame_pipeline)")

@@ -441,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-help", action="store_true", help="start with the help panel hidden")
     add_out_argument(parser, default="viewer_captures",
-                     help="where screenshots and recordings go (--out-dir: deprecated spelling)")
+                     help="where screenshots and recordings go")
     parser.add_argument("--record-format", choices=("mp4", "gif"), default="mp4", help="format of the v key")
     parser.add_argument("--record", help="scripted run: record to this .mp4/.gif and exit after --steps")
     parser.add_argument("--steps", type=int, help="scripted run: number of world steps (with --record)")

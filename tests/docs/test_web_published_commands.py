@@ -42,7 +42,7 @@ def printed_commands() -> list[str]:
             if part.startswith("python training/collect.py --task web"):
                 unique.setdefault(part, part)
             elif part.startswith("python evaluations/web"):  # the reduced run picks its own output folder
-                unique.setdefault(re.sub(r" --out(-dir)? \S+", "", part), part)
+                unique.setdefault(re.sub(r" --out \S+", "", part), part)
     return list(unique.values())
 
 
@@ -94,10 +94,8 @@ def reduced(command: str, collected: dict[str, Path], out_dir: Path) -> list[str
             argv[i] = str(collected[arg.rstrip("/")])
         elif "runs/" in arg:
             pytest.fail(f"{command}: cites {arg}, which only a training run on this machine creates")
-    for flag in ("--out", "--out-dir"):  # the output flag, or its deprecated spelling in older records
-        if flag in argv:
-            argv[argv.index(flag) + 1] = str(out_dir)
-            break
+    if "--out" in argv:
+        argv[argv.index("--out") + 1] = str(out_dir)
     else:
         argv += ["--out", str(out_dir)]
     return argv

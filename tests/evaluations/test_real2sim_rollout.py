@@ -93,7 +93,7 @@ def test_rollout_command_writes_table_json_and_plot(tmp_path):
     pytest.importorskip("mujoco")
     done = subprocess.run(
         [sys.executable, "evaluations/real2sim.py", "--rollout", "--no-ray", "--quiet", "--sims", "real,mujoco",
-         "--policies", "expert,random", "--episodes", "2", "--horizon", "4", "--out-dir", str(tmp_path)],
+         "--policies", "expert,random", "--episodes", "2", "--horizon", "4", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -43,7 +43,7 @@ def test_web_evaluation_scores_transitions_without_a_training_twin_apart(tmp_pat
     (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in (twin, other, other)) + "\n")
     (data / "train.jsonl").write_text(json.dumps({**twin, "objective": "another objective"}) + "\n")
     out = tmp_path / "out"
-    args = ["--data", str(data), "--twins-of", str(data), "--out-dir", str(out)]  # the deprecated spelling still writes there
+    args = ["--data", str(data), "--twins-of", str(data), "--out", str(out)]
     assert web_eval.main(["--model", f"A={tmp_path / 'ckpt'}", "--model", f"B={tmp_path / 'ckpt'}", *args]) == 0
     report = json.loads((out / "web.json").read_text())
     assert report["twins"] == [True, False, False]

@@ -27,11 +27,10 @@ def record_launches(monkeypatch) -> list[list[str]]:
     return launched
 
 
-@pytest.mark.parametrize("flag", ["--out", "--runs"])  # --runs: the deprecated spelling
-def test_pipeline_launches_existing_scripts_and_presets_from_any_directory(flag, tmp_path, monkeypatch, capsys):
+def test_pipeline_launches_existing_scripts_and_presets_from_any_directory(tmp_path, monkeypatch, capsys):
     launched = record_launches(monkeypatch)
     monkeypatch.chdir(tmp_path)  # outside the repository
-    assert pipeline.main([flag, "runs_here", "--data", "no_data_yet"]) == 0
+    assert pipeline.main(["--out", "runs_here", "--data", "no_data_yet"]) == 0
     scripts = [Path(command[1]) for command in launched]
     assert [s.name for s in scripts] == ["collect.py", "sft.py", "grpo.py", "grpo.py", "textgame.py"]
     for command in launched:
@@ -54,8 +53,12 @@ def test_pipeline_commands_read_relative_inside_the_clone(tmp_path, monkeypatch)
     assert launched[1][2:4] == ["--preset", "training/configs/textgame_sft.yaml"]
 
 
-def test_old_module_path_still_runs_the_pipeline(tmp_path):
+def test_removed_spellings_name_their_replacements(tmp_path, capsys):
+    """The pipeline's old module path and its old output flag stop with an error that names the new ones."""
     result = subprocess.run([sys.executable, "-m", "rlvr_sim.envs.textgame.pipeline", "--help"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert "--out OUT" in result.stdout and "python training/textgame_pipeline.py" in result.stdout
+    assert result.returncode != 0 and "ImportError" in result.stderr
+    assert "removed: use python training/textgame_pipeline.py" in result.stderr
+    with pytest.raises(SystemExit) as stop:
+        pipeline.main(["--runs", str(tmp_path / "runs")])
+    assert stop.value.code == 2 and "--runs was removed: use --out" in capsys.readouterr().err

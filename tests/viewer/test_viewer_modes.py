@@ -394,8 +394,9 @@ def test_action_repeat_holds_the_action_for_the_models_frame_skip():
         EnvHandle(factory(), factory, "dot world", action_repeat=0)
 
 
-def test_capture_folder_is_out_and_out_dir_still_works():
+def test_capture_folder_is_out_and_out_dir_is_refused():
     parser = app.build_parser()
     assert parser.parse_args([]).out == "viewer_captures"
     assert parser.parse_args(["--out", "shots"]).out == "shots"
-    assert parser.parse_args(["--out-dir", "old"]).out == "old"  # deprecated spelling
+    with pytest.raises(SystemExit):  # the removed spelling: a usage error naming --out
+        parser.parse_args(["--out-dir", "old"])
