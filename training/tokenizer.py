@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -124,7 +125,20 @@ def _episode_paths(args: argparse.Namespace) -> list:
     return episode_paths(args.data, **({"camera": args.camera} if getattr(args, "camera", None) else {}))
 
 
-def train(args: argparse.Namespace) -> dict:
+@dataclass
+class _Run:
+    """What both learned tokenizers train on: the seeded generator, the episode split, the train and test
+    frames, and the train set's median frame (uint8, and as a (1, 3, S, S) tensor in [0, 1])."""
+
+    rng: np.random.Generator
+    split: dict
+    train_eps: list[np.ndarray]
+    test_eps: list[np.ndarray]
+    background: np.ndarray
+    bg: torch.Tensor
+
+
+def _setup(args: argparse.Namespace) -> _Run:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
@@ -133,6 +147,45 @@ def train(args: argparse.Namespace) -> dict:
     test_eps = [ep.images for ep in load_episodes(split["test"], args.image_size, args.frame_skip)]
     background = median_frame(train_eps, seed=args.seed)
     bg = torch.from_numpy(background).float().permute(2, 0, 1)[None] / 255.0
+    return _Run(rng, split, train_eps, test_eps, background, bg)
+
+
+def _optimise(model: torch.nn.Module, optimiser: torch.optim.Optimizer, loss: torch.Tensor, lr: float) -> None:
+    """One step at learning rate `lr`, gradients clipped to norm 1."""
+    for group in optimiser.param_groups:
+        group["lr"] = lr
+    optimiser.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimiser.step()
+
+
+def _finish(model, run: _Run, args: argparse.Namespace, step: int, start: float, objects: bool = False) -> dict:
+    """Evaluate on the held-out episodes (and, with `objects`, judge the small moving object), save the
+    checkpoint with its report and provenance beside the median frame, print the report, warn on collapse."""
+    model.eval()
+    report = evaluate(model, run.test_eps, run.background, args.horizon)
+    if objects:
+        report.update(object_report(model, run.split["test"], args.image_size, args.frame_skip, args.horizon))
+    report.update({"steps": step, "train_minutes": round((time.time() - start) / 60, 1),
+                   "train_episodes": len(run.train_eps), "test_episodes": len(run.test_eps)})
+    provenance = {"report": report, "frame_skip": args.frame_skip, "horizon": args.horizon,
+                  "data": str(args.data), "split_seed": args.split_seed, "test_fraction": args.test_fraction,
+                  "command": "python training/tokenizer.py " + " ".join(args.argv)}
+    model.save(args.out, provenance)
+    np.save(Path(args.out) / "background.npy", run.background)
+    print(json.dumps(report, indent=2), flush=True)
+    if collapsed(report):
+        print("WARNING: the tokenizer collapsed: its reconstruction of future frames is no better than copying the "
+              "context frame (see gap1/gap7 recon vs copy above); train longer (--steps) or with another --seed",
+              flush=True)
+    return report
+
+
+def train(args: argparse.Namespace) -> dict:
+    """Train the FSQ grid tokenizer (`rlvr_sim.models.visual_tokenizer`): conditional pairs plus absolute frames."""
+    run = _setup(args)
+    rng, train_eps, bg = run.rng, run.train_eps, run.bg
     config = TokenizerConfig(args.image_size, args.abs_grid, args.cond_grid, [int(v) for v in args.levels.split(",")],
                              args.width, args.output)
     perceptual = None
@@ -147,8 +200,6 @@ def train(args: argparse.Namespace) -> dict:
     while (args.steps is None or step < args.steps) and time.time() - start < budget:
         progress = step / args.steps if args.steps is not None else (time.time() - start) / budget
         lr = args.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
-        for group in optimiser.param_groups:
-            group["lr"] = lr
         context_np, future_np = sample_pairs(train_eps, args.batch_size, args.horizon, rng)
         context = FrameTokenizer._to_tensor(context_np)
         future = FrameTokenizer._to_tensor(future_np)
@@ -161,29 +212,12 @@ def train(args: argparse.Namespace) -> dict:
         absolute = future[: max(2, args.batch_size // 4)]
         recon_abs, _ = model(absolute, None, ABSOLUTE)
         loss = loss + args.abs_weight * _loss(recon_abs, absolute, _weights(absolute, None, bg, args.fg_weight))
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
+        _optimise(model, optimiser, loss, lr)
         step += 1
         if step % args.log_every == 0:
             print(json.dumps({"step": step, "loss": round(loss.item(), 6), "lr": round(lr, 6),
                               "minutes": round((time.time() - start) / 60, 2)}), flush=True)
-    model.eval()
-    report = evaluate(model, test_eps, background, args.horizon)
-    report.update({"steps": step, "train_minutes": round((time.time() - start) / 60, 1),
-                   "train_episodes": len(train_eps), "test_episodes": len(test_eps)})
-    provenance = {"report": report, "frame_skip": args.frame_skip, "horizon": args.horizon,
-                  "data": str(args.data), "split_seed": args.split_seed, "test_fraction": args.test_fraction,
-                  "command": "python training/tokenizer.py " + " ".join(args.argv)}
-    model.save(args.out, provenance)
-    np.save(Path(args.out) / "background.npy", background)
-    print(json.dumps(report, indent=2), flush=True)
-    if collapsed(report):
-        print("WARNING: the tokenizer collapsed: its reconstruction of future frames is no better than copying the "
-              "context frame (see gap1/gap7 recon vs copy above); train longer (--steps) or with another --seed",
-              flush=True)
-    return report
+    return _finish(model, run, args, step, start)
 
 
 def object_report(model, paths: list[Path], image_size: int, frame_skip: int, horizon: int,
@@ -241,14 +275,8 @@ def train_keypoint(args: argparse.Namespace) -> dict:
     """Train the keypoint tokenizer (`rlvr_sim.models.keypoint_tokenizer`) on (context, future) pairs."""
     from tqdm import tqdm
 
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-    rng = np.random.default_rng(args.seed)
-    split = split_paths(_episode_paths(args), args.test_fraction, seed=args.split_seed)
-    train_eps = [ep.images for ep in load_episodes(split["train"], args.image_size, args.frame_skip)]
-    test_eps = [ep.images for ep in load_episodes(split["test"], args.image_size, args.frame_skip)]
-    background = median_frame(train_eps, seed=args.seed)
-    bg = torch.from_numpy(background).float().permute(2, 0, 1)[None] / 255.0
+    run = _setup(args)
+    rng, train_eps, bg = run.rng, run.train_eps, run.bg
     out = Path(args.out)
     config = KeypointTokenizerConfig(args.image_size, args.keypoints, args.bins, args.width)
     model = KeypointTokenizer(config)
@@ -267,17 +295,12 @@ def train_keypoint(args: argparse.Namespace) -> dict:
     bar = tqdm(total=args.steps, initial=step, desc="keypoint tokenizer", unit="step", mininterval=5)
     while step < args.steps and time.time() - start < args.minutes * 60.0:
         lr = args.lr * 0.5 * (1 + math.cos(math.pi * step / args.steps))
-        for group in optimiser.param_groups:
-            group["lr"] = lr
         context_np, future_np = sample_pairs(train_eps, args.batch_size, args.horizon, rng)
         context, future = KeypointTokenizer._to_tensor(context_np), KeypointTokenizer._to_tensor(future_np)
         model.train()
         recon, closeness = model(future, context)
         loss = _loss(recon, future, _weights(future, context, bg, args.fg_weight)) + args.separation_weight * closeness
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
+        _optimise(model, optimiser, loss, lr)
         step += 1
         bar.update(1)
         bar.set_postfix(loss=f"{loss.item():.5f}", lr=f"{lr:.1e}", refresh=False)
@@ -286,21 +309,7 @@ def train_keypoint(args: argparse.Namespace) -> dict:
             torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step,
                         "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}, state_file)
     bar.close()
-    model.eval()
-    report = evaluate(model, test_eps, background, args.horizon)
-    report.update(object_report(model, split["test"], args.image_size, args.frame_skip, args.horizon))
-    report.update({"steps": step, "train_minutes": round((time.time() - start) / 60, 1),
-                   "train_episodes": len(train_eps), "test_episodes": len(test_eps)})
-    model.save(out, {"report": report, "frame_skip": args.frame_skip, "horizon": args.horizon, "data": str(args.data),
-                     "split_seed": args.split_seed, "test_fraction": args.test_fraction,
-                     "command": "python training/tokenizer.py " + " ".join(args.argv)})
-    np.save(out / "background.npy", background)
-    print(json.dumps(report, indent=2), flush=True)
-    if collapsed(report):
-        print("WARNING: the tokenizer collapsed: its reconstruction of future frames is no better than copying the "
-              "context frame (see gap1/gap7 recon vs copy above); train longer (--steps) or with another --seed",
-              flush=True)
-    return report
+    return _finish(model, run, args, step, start, objects=True)
 
 
 def write_pose(args: argparse.Namespace) -> dict:

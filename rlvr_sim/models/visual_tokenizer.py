@@ -18,9 +18,8 @@ stalls on the exactly-white PushT background) and are clamped to [0, 1] at decod
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +27,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from rlvr_sim.models.tokenizer_checkpoint import CONFIG_FILE, WEIGHTS_FILE, load_tokenizer, save_tokenizer
+
 ABSOLUTE, CONDITIONAL = "absolute", "conditional"
-CONFIG_FILE, WEIGHTS_FILE = "tokenizer_config.json", "tokenizer.safetensors"
 
 
 @dataclass
@@ -246,28 +246,12 @@ class FrameTokenizer(nn.Module):
 
     def save(self, directory: str | Path, extra: dict | None = None) -> None:
         """Write `tokenizer_config.json` (+ provenance) and `tokenizer.safetensors` into `directory`."""
-        from safetensors.torch import save_file
-
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        state = {k: v.contiguous() for k, v in self.state_dict().items()}
-        save_file(state, str(directory / WEIGHTS_FILE))
-        (directory / CONFIG_FILE).write_text(json.dumps({"config": asdict(self.config), **(extra or {})}, indent=2))
+        save_tokenizer(self, directory, extra)
 
     @classmethod
     def load(cls, directory: str | Path) -> FrameTokenizer:
-        from safetensors.torch import load_file
-
-        directory = Path(directory)
-        for name in (CONFIG_FILE, WEIGHTS_FILE):
-            if not (directory / name).is_file():
-                raise FileNotFoundError(f"tokenizer checkpoint {directory} lacks {name}")
-        stored = json.loads((directory / CONFIG_FILE).read_text())["config"]
-        stored.setdefault("output", "residual")  # checkpoints written before the composite decoder
-        config = TokenizerConfig(**stored)
-        model = cls(config)
-        model.load_state_dict(load_file(str(directory / WEIGHTS_FILE)))
-        return model.eval()
+        # checkpoints written before the composite decoder have no "output": theirs was residual
+        return load_tokenizer(cls, TokenizerConfig, directory, defaults={"output": "residual"})
 
 
-__all__ = ["ABSOLUTE", "CONDITIONAL", "FSQ", "FrameTokenizer", "TokenizerConfig"]
+__all__ = ["ABSOLUTE", "CONDITIONAL", "CONFIG_FILE", "FSQ", "WEIGHTS_FILE", "FrameTokenizer", "TokenizerConfig"]
