@@ -1,6 +1,7 @@
 """Fixtures and settings shared by the whole suite.
 
 `addition_sft`: a briefly SFT-trained tiny model on the addition task (the rl/ and models/ tests start from it).
+`examples_digest`: a task's examples and rewards as a hash, which pins a task's codec across refactors.
 
 Hypothesis profiles for the property-based tests of the parsers (the `test_fuzz_*.py` files, each beside the
 tests of the module it fuzzes; docs/fuzzing.md). `ci` (the default) is deterministic: 200 examples a test,
@@ -10,6 +11,8 @@ the temp folder unless HYPOTHESIS_STORAGE_DIRECTORY says otherwise). `deep` draw
 many; select it with HYPOTHESIS_PROFILE=deep and replay a run with `--hypothesis-seed N`.
 """
 
+import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -42,3 +45,21 @@ def addition_sft(tmp_path_factory):
                          batch_size=32, micro_batch_size=32, eval_examples=100, output_dir=str(out), progress=False)
     summary = run_training("sft", config)
     return out / "final", summary
+
+
+@pytest.fixture(scope="session")
+def examples_digest():
+    """(count, hash) of a task split's examples and of the rewards of gold, half and empty completions."""
+
+    def digest_of(task, split):
+        examples = task.examples(split)
+        digest = hashlib.sha256()
+        for e in examples:
+            digest.update(json.dumps([e.prompt_ids, e.answer_ids, e.metadata], sort_keys=True).encode())
+        completions = ([e.answer_ids for e in examples] + [e.answer_ids[: len(e.answer_ids) // 2] for e in examples]
+                       + [[task.eos_token_id] for _ in examples])
+        rewards = task.reward([e.prompt_ids for e in examples] * 3, completions, [e.metadata for e in examples] * 3)
+        digest.update(json.dumps([round(r, 9) for r in rewards]).encode())
+        return len(examples), digest.hexdigest()[:16]
+
+    return digest_of

@@ -1,6 +1,5 @@
 """ByteSized32 jsonl and RLVR-World parquet loaders, and the text-game codec/task."""
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -169,25 +168,12 @@ def test_rl_states_split_train_states_in_two_without_touching_train_or_test(tmp_
         collect(tmp_path / "bad", episodes_per_game=2, max_steps=2, rl_states=1.0)
 
 
-def examples_digest(task, split):
-    """(count, hash) of a split's examples and of the rewards of gold, half and empty completions."""
-    examples = task.examples(split)
-    digest = hashlib.sha256()
-    for e in examples:
-        digest.update(json.dumps([e.prompt_ids, e.answer_ids, e.metadata], sort_keys=True).encode())
-    completions = ([e.answer_ids for e in examples] + [e.answer_ids[: len(e.answer_ids) // 2] for e in examples]
-                   + [[task.eos_token_id] for _ in examples])
-    rewards = task.reward([e.prompt_ids for e in examples] * 3, completions, [e.metadata for e in examples] * 3)
-    digest.update(json.dumps([round(r, 9) for r in rewards]).encode())
-    return len(examples), digest.hexdigest()[:16]
-
-
 @pytest.mark.parametrize("args, expected", [
     ({}, [(33, "84b7cdab9e021ce3"), (12, "e14b0e93c50b4f87")]),
     ({"reward_type": "binary", "max_prompt_tokens": 330, "max_new_tokens": 60, "train_unchanged_fraction": 0.2},
      [(20, "773ee00dfe8a777d"), (7, "b4e88d389353369d")]),
 ])
-def test_examples_and_rewards_are_pinned(tmp_path, args, expected):
+def test_examples_and_rewards_are_pinned(tmp_path, args, expected, examples_digest):
     """Examples (ids, metadata) and rewards on a small collected data set, with the embedded tokenizer, equal
     those of the task before it shared `TextTransitionTask` with the web task (hashes taken then)."""
     collect(tmp_path, episodes_per_game=2, max_steps=5, seed=3, test_fraction=0.25)

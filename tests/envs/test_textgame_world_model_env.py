@@ -96,22 +96,6 @@ def test_default_env_uses_the_embedded_rlvr_checkpoint():
     assert isinstance(obs, str) and "parse_ok" in info
 
 
-@pytest.fixture
-def recorded_completions(monkeypatch):
-    """Every completion the shared sampler returns, as token ids (to compare paths token by token)."""
-    import rlvr_sim.rl.sampler as sampler
-
-    calls, real_sample = [], sampler.sample
-
-    def recording_sample(*args, **kwargs):
-        out = real_sample(*args, **kwargs)
-        calls.append(out.completions())
-        return out
-
-    monkeypatch.setattr(sampler, "sample", recording_sample)
-    return calls
-
-
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
 def test_env_evaluation_and_viewer_predict_the_same_tokens(random_checkpoint, random_world_model, temperature,
                                                            recorded_completions):

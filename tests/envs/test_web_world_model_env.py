@@ -79,22 +79,6 @@ def test_predict_batch_of_no_actions_is_empty(tiny_world_model):
     assert tiny_world_model.predict_batch("Open orders", "/", [], "[1] RootWebArea 'Shop'") == []
 
 
-@pytest.fixture
-def recorded_completions(monkeypatch):
-    """Every completion the shared sampler returns, as token ids (to compare paths token by token)."""
-    import rlvr_sim.rl.sampler as sampler
-
-    calls, real_sample = [], sampler.sample
-
-    def recording_sample(*args, **kwargs):
-        out = real_sample(*args, **kwargs)
-        calls.append(out.completions())
-        return out
-
-    monkeypatch.setattr(sampler, "sample", recording_sample)
-    return calls
-
-
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory, tiny_world_model):
     path = tmp_path_factory.mktemp("web") / "tiny"

@@ -12,13 +12,19 @@ GOLD = "New items:\nNone\n\nDeleted items:\nNone\n\nUpdated items:\n[1] RootWebA
 TREE = "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True\n\t[2] link 'Orders'"
 
 
-def test_web_evaluation_writes_table(tmp_path):
+def tiny_checkpoint_and_data(tmp_path):
+    """An untrained tiny checkpoint at tmp_path/ckpt (the embedded web tokenizer) and an empty data folder."""
     tokenizer = PreTrainedTokenizerFast.from_pretrained(str(EMBEDDED_TOKENIZER_DIR))
     model = build_model("tiny-5m", len(tokenizer), max_positions=768, hidden_size=32, intermediate_size=64,
                         num_hidden_layers=1, num_attention_heads=2)
     save_checkpoint(tmp_path / "ckpt", model, tokenizer, {"task_args": {"max_new_tokens": 40}})
     data = tmp_path / "data"
     data.mkdir()
+    return data
+
+
+def test_web_evaluation_writes_table(tmp_path):
+    data = tiny_checkpoint_and_data(tmp_path)
     record = {"objective": "o", "current_action": "click [2]", "observation": TREE, "next_state_tao": GOLD}
     (data / "test.jsonl").write_text(json.dumps(record) + "\n" + json.dumps(record) + "\n")
     out = tmp_path / "out"
@@ -32,12 +38,7 @@ def test_web_evaluation_writes_table(tmp_path):
 
 def test_web_evaluation_scores_transitions_without_a_training_twin_apart(tmp_path):
     """--twins-of: test transitions whose page + action are in the training data are counted and scored apart."""
-    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(EMBEDDED_TOKENIZER_DIR))
-    model = build_model("tiny-5m", len(tokenizer), max_positions=768, hidden_size=32, intermediate_size=64,
-                        num_hidden_layers=1, num_attention_heads=2)
-    save_checkpoint(tmp_path / "ckpt", model, tokenizer, {"task_args": {"max_new_tokens": 40}})
-    data = tmp_path / "data"
-    data.mkdir()
+    data = tiny_checkpoint_and_data(tmp_path)
     twin = {"objective": "o", "current_action": "click [2]", "observation": TREE, "next_state_tao": GOLD}
     other = {**twin, "current_action": "hover [2]"}
     (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in (twin, other, other)) + "\n")

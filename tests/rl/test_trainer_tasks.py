@@ -20,25 +20,18 @@ REPO = Path(__file__).resolve().parents[2]
 TINY = {"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
         "num_attention_heads": 2}
 
-# The minimal task of rlvr_sim/tasks/base.py's docstring (the README's "your own task" points there),
-# with the imports it names.
-USER_TASK = '''
-from rlvr_sim.tasks.base import Example, GenerationSpec
+
+def documented_user_task() -> str:
+    """The minimal task of rlvr_sim/tasks/base.py's docstring, as printed there (the README's "your own task"
+    points there), with the imports it names: the test runs the documentation itself, not a copy of it."""
+    from rlvr_sim.tasks import base
+
+    doc = base.__doc__
+    return "from rlvr_sim.tasks.base import Example, GenerationSpec\n\n\n" + textwrap.dedent(
+        doc[doc.index("    class MyTask:"):])
 
 
-class MyTask:
-    name = "mytask"
-    tokenizer = None          # or a Hugging Face tokenizer, saved with checkpoints
-    pad_token_id = 0
-    vocab_size = 16
-    worst_reward = 0.0        # the lowest value reward() can give
-
-    def __init__(self, size: int = 64) -> None: ...
-    def examples(self, split): return [Example(prompt_ids=[1, 2], answer_ids=[3])]
-    def generation_spec(self): return GenerationSpec(max_new_tokens=4)
-    def reward(self, prompts, completions, metadata): return [float(3 in c) for c in completions]
-    def checkpoint_meta(self): return {}
-'''
+USER_TASK = documented_user_task()
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,5 @@
 """WebTask: prompt codec (trimming), examples, F1 reward with its documented fallback."""
 
-import hashlib
 import json
 
 import pytest
@@ -69,19 +68,6 @@ def test_several_data_dirs_are_read_as_one_data_set(data_dir, tmp_path_factory):
         WebTask(tokenizer=train_tokenizer(["a b c"], 300), data_dir=[])
 
 
-def examples_digest(task, split):
-    """(count, hash) of a split's examples and of the rewards of gold, half and empty completions."""
-    examples = task.examples(split)
-    digest = hashlib.sha256()
-    for e in examples:
-        digest.update(json.dumps([e.prompt_ids, e.answer_ids, e.metadata], sort_keys=True).encode())
-    completions = ([e.answer_ids for e in examples] + [e.answer_ids[: len(e.answer_ids) // 2] for e in examples]
-                   + [[task.eos_token_id] for _ in examples])
-    rewards = task.reward([e.prompt_ids for e in examples] * 3, completions, [e.metadata for e in examples] * 3)
-    digest.update(json.dumps([round(r, 9) for r in rewards]).encode())
-    return len(examples), digest.hexdigest()[:16]
-
-
 def start_page_transitions(out):
     """Train/test jsonl of transitions between the recorded start pages of the real site (no browser)."""
     from rlvr_sim.envs.web.tree import format_changes, item_changes
@@ -104,7 +90,7 @@ def start_page_transitions(out):
     ({}, [(12, "805dd207daf424a4"), (8, "ed1a398f3bb5e763")]),
     ({"max_prompt_tokens": 300, "max_new_tokens": 120}, [(6, "ec8220c41388c3a0"), (4, "b1df58799722c569")]),
 ])
-def test_examples_and_rewards_are_pinned(tmp_path, args, expected):
+def test_examples_and_rewards_are_pinned(tmp_path, args, expected, examples_digest):
     """Examples (trimmed prompts, answers, metadata) and rewards with the embedded tokenizer equal those of
     the task before it shared `TextTransitionTask` with the text-game task (hashes taken then)."""
     start_page_transitions(tmp_path)
