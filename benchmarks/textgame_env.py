@@ -251,17 +251,25 @@ def start_actions(env_factory: Callable[[], Any], seed: int, count: int) -> list
     return [env.reset(seed=seed + i)[1]["valid_actions"] for i in range(count)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", default=None, help="default: the embedded RLVR task-specific checkpoint")
-    parser.add_argument("--steps", type=int, default=12, help="env steps at batch 1 per round")
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[4, 16], help="vector env sizes")
-    parser.add_argument("--vec-steps", type=int, default=3, help="vector env steps per round")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating old/new rounds per case")
+def env_benchmark_parser(description: str | None, checkpoint: str | None, checkpoint_help: str | None, steps: int,
+                         num_envs: list[int], vec_steps: int, rounds: int) -> argparse.ArgumentParser:
+    """The command line of an old-vs-new env benchmark (this one's and benchmarks/web_env.py's), with their defaults."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", default=checkpoint, help=checkpoint_help)
+    parser.add_argument("--steps", type=int, default=steps, help="env steps at batch 1 per round")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=num_envs, help="vector env sizes")
+    parser.add_argument("--vec-steps", type=int, default=vec_steps, help="vector env steps per round")
+    parser.add_argument("--rounds", type=int, default=rounds, help="alternating old/new rounds per case")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the old env module")
     parser.add_argument("--out", default=None, help="also write the JSON here")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = env_benchmark_parser(__doc__, None, "default: the embedded RLVR task-specific checkpoint", steps=12,
+                                  num_envs=[4, 16], vec_steps=3, rounds=3)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     old = baseline_module("envs/textgame/world_model_env.py", args.baseline_rev)

@@ -10,7 +10,6 @@ and the ratios are medians of per-round ratios of alternating rounds.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from typing import Any
@@ -18,9 +17,9 @@ from typing import Any
 import torch
 from rlvr_sim.envs.web.world_model_env import DEFAULT_CHECKPOINT, LMWebWorldModel, WebWorldModelEnv
 from textgame_env import (
-    BASELINE_REV,
     baseline_module,
     env_benchmark,
+    env_benchmark_parser,
     env_cases,
 )
 
@@ -39,16 +38,7 @@ def start_actions(env: WebWorldModelEnv, seed: int, count: int, per_world: int =
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
-    parser.add_argument("--steps", type=int, default=3, help="env steps at batch 1 per round")
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[8], help="vector env sizes")
-    parser.add_argument("--vec-steps", type=int, default=2, help="vector env steps per round")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating old/new rounds per case")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the old env module")
-    parser.add_argument("--out", default=None, help="also write the JSON here")
+    parser = env_benchmark_parser(__doc__, str(DEFAULT_CHECKPOINT), None, steps=3, num_envs=[8], vec_steps=2, rounds=2)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     old = baseline_module("envs/web/world_model_env.py", args.baseline_rev)
