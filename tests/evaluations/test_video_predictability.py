@@ -16,7 +16,8 @@ def test_diagnostic_scores_both_coordinate_systems_on_held_out_episodes(tmp_path
     assert json.loads((tmp_path / "p.json").read_text())["rows"] == result["rows"]
     assert set(result["rows"]) == {"absolute", "body frame"} and result["held_out"] > 0
     for row in result["rows"].values():
-        assert all(np.isfinite(v["position_r2"]) and v["position_mae"] >= 0 for v in row.values())
+        # finite, and not 0: a perfect held-out fit would mean the held-out episodes leaked into the fit
+        assert all(np.isfinite(v["position_r2"]) and 0 < v["position_mae"] < np.inf for v in row.values())
         assert all(len(v["per_seed"]["angle_r2"]) == 2 for v in row.values())
 
 
