@@ -27,12 +27,14 @@ import argparse
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+from tqdm.auto import tqdm
 
 from rlvr_sim.data.episodes import resize_frames
 from rlvr_sim.metrics.pusht_pixels import EDGE_TARGETS, PIXELS_PER_WORLD, judge_states, object_errors
@@ -43,6 +45,62 @@ from rlvr_sim.tasks.video import VideoTask
 
 HORIZONS = (1, 4, 8, 16, 32)
 ERRORS = ("agent_px", "block_px", "angle_deg")
+ROLLOUT_CHUNK = 32  # windows per progress tick: `VideoWorldModel.rollout`'s own batch, so the batches are the same
+ENCODE_CHUNK = 512  # frames per progress tick while tokenising (a multiple of the keypoint tokenizer's batch)
+
+
+@contextmanager
+def loading_progress(what: str):
+    """Progress while a `VideoTask` loads and tokenises episodes (it prints nothing itself; on a 206-episode
+    folder that took minutes): one bar ticks per episode loaded (`rlvr_sim.data.episodes.load_episode`), one per
+    frame tokenised (the pose and keypoint tokenizers' `encode`, called in chunks of ENCODE_CHUNK frames: each
+    codes a frame alone, or in batches ENCODE_CHUNK is a multiple of, so the codes are the same). Both are
+    restored on exit."""
+    from rlvr_sim.data import episodes
+    from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer
+    from rlvr_sim.models.pose_tokenizer import PoseTokenizer
+
+    loaded = tqdm(desc=f"{what}: loading episodes", unit="episode")
+    coded = tqdm(desc=f"{what}: tokenising frames", unit="frame", unit_scale=True)
+    load_episode = episodes.load_episode
+    encoders = {cls: cls.encode for cls in (PoseTokenizer, KeypointTokenizer)}
+
+    def counted_load(*args, **kwargs):
+        episode = load_episode(*args, **kwargs)
+        loaded.update()
+        return episode
+
+    def chunked(encode):
+        def wrapper(self, frames, context=None, *args, **kwargs):
+            out = []
+            for lo in range(0, len(frames), ENCODE_CHUNK):
+                part = None if context is None else context[lo : lo + ENCODE_CHUNK]
+                out.append(encode(self, frames[lo : lo + ENCODE_CHUNK], part, *args, **kwargs))
+                coded.update(len(out[-1]))
+            return np.concatenate(out) if out else encode(self, frames, context, *args, **kwargs)
+        return wrapper
+
+    episodes.load_episode = counted_load
+    for cls, encode in encoders.items():
+        cls.encode = chunked(encode)
+    try:
+        yield
+    finally:
+        episodes.load_episode = load_episode
+        for cls, encode in encoders.items():
+            cls.encode = encode
+        loaded.close()
+        coded.close()
+
+
+def chunked_rollout(world: Any, frames: np.ndarray, actions: np.ndarray, seeds: list[int], bar: tqdm) -> np.ndarray:
+    """`world.rollout` in chunks of ROLLOUT_CHUNK windows (its own batches: the same frames), ticking `bar`."""
+    out = []
+    for lo in range(0, len(frames), ROLLOUT_CHUNK):
+        out.append(world.rollout(frames[lo : lo + ROLLOUT_CHUNK], actions[lo : lo + ROLLOUT_CHUNK],
+                                 seeds[lo : lo + ROLLOUT_CHUNK]))
+        bar.update(len(out[-1]))
+    return np.concatenate(out)
 
 
 class GreedyWorld:
@@ -67,7 +125,7 @@ def judge_validation(paths: list[Path], image_size: int, frame_skip: int, max_fr
     from rlvr_sim.data.episodes import load_episode
 
     pred, gold = [], []
-    for path in paths:
+    for path in tqdm(paths, desc="judge validation", unit="episode"):
         with np.load(path, allow_pickle=False) as data:
             if "state" not in data.files:
                 continue
@@ -105,7 +163,8 @@ def rollout_rows(task: VideoTask, worlds: dict[str, VideoWorldModel], n_windows:
               "tokenizer ceiling": task.decode_predictions(w.cond_codes[:n, 1:], np.arange(n), "test")}
     seeds = [seed + i for i in range(n)]
     for name, world in worlds.items():
-        frames[name] = world.rollout(context, actions, seeds)
+        with tqdm(total=n, desc=f"rollouts: {name}", unit="window") as bar:
+            frames[name] = chunked_rollout(world, context, actions, seeds, bar)
     rows: dict[str, Any] = {}
     per_window: dict[str, np.ndarray] = {}
     true_moved = np.linalg.norm(gold[:, :, :2] - start[:, None, :2], axis=-1) * PIXELS_PER_WORLD > 2.0
@@ -185,7 +244,7 @@ def action_response(worlds: dict[str, VideoWorldModel], states: np.ndarray, acti
     edge_actions = np.repeat(EDGE_TARGETS[:, None], 3, axis=1)  # (4, 3, 2): each target held 3 steps
     random_actions = np.repeat(rng.uniform(50, 462, (len(states), 4, 4, 2)), 2, axis=2)  # new target every 2 steps
     tests = {"edges": [], "random": []}
-    for s, state in enumerate(states):
+    for s, state in enumerate(tqdm(states, desc="action response: gym-pusht", unit="start")):
         if not np.isfinite(state).all():
             continue
         for actions in edge_actions:
@@ -203,7 +262,8 @@ def action_response(worlds: dict[str, VideoWorldModel], states: np.ndarray, acti
         section["gym-pusht"] = _response_row(truth_end, truth_end, start, actions)
         section["copy-last-frame"] = _response_row(start, truth_end, start, actions)
         for name, world in worlds.items():
-            pred_frames = world.rollout(frames, actions, [seed + i for i in range(len(runs))])
+            with tqdm(total=len(runs), desc=f"action response ({kind}): {name}", unit="run") as bar:
+                pred_frames = chunked_rollout(world, frames, actions, [seed + i for i in range(len(runs))], bar)
             pred = judge_states(pred_frames[:, -1])
             section[name] = _response_row(pred, truth_end, start, actions)
         out[kind] = section
@@ -241,7 +301,7 @@ def uncertainty_relation(checkpoint: str | Path, task: VideoTask, n_windows: int
     n = min(n_windows, len(w.context))
     actions = task.action_bins.decode(w.action_bins[:n])
     spread, served = [], []
-    for i in range(n):
+    for i in tqdm(range(n), desc="uncertainty", unit="window"):
         env.reset(seed=seed + i, options={"frame": w.context[i]})
         for t in range(min(steps, actions.shape[1])):
             frame, *_, info = env.step(actions[i, t].astype(np.float32))
@@ -289,7 +349,7 @@ def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: i
     spec = task.generation_spec()
     runs = [(name, model, 1.0) for name, model in models.items()]
     runs += [(f"{name} (greedy)", model, 0.0) for name, model in models.items()] if greedy else []
-    for name, model, temperature in runs:
+    for name, model, temperature in tqdm(runs, desc="single-step", unit="model"):
         out = sample(model, [e.prompt_ids for e in examples], max_new_tokens=spec.max_new_tokens,
                      temperature=temperature, pad_token_id=task.pad_token_id,
                      seeds=[seed + i for i in range(len(examples))], allowed_token_range=task.code_range)
@@ -462,7 +522,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   test_fraction=settings["test_fraction"], split_seed=settings["split_seed"],
                   test_stride=settings["test_stride"], max_test_windows=max(args.windows, 16 * args.starts))
     lpips = perceptual_metric()
-    long_task = VideoTask(mode="multi", horizon=max(HORIZONS), **common)
+    with loading_progress("rollout windows"):
+        long_task = VideoTask(mode="multi", horizon=max(HORIZONS), **common)
     from rlvr_sim.data.episodes import episode_paths, split_paths
 
     test_paths = split_paths(episode_paths(args.data), settings["test_fraction"], settings["split_seed"])["test"]
@@ -484,7 +545,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     layouts = {name: "relational" if world.codec.relational else "pose" for name, world in worlds.items()}
     for layout in dict.fromkeys(layouts.values()):
         # one single-step task per token layout (the prompts differ; windows, truth and baselines do not)
-        single_task = VideoTask(mode="single", horizon=4, context_frames=4, layout=layout, **common)
+        with loading_progress(f"single-step windows ({layout})"):
+            single_task = VideoTask(mode="single", horizon=4, context_frames=4, layout=layout, **common)
         models = {name: world.model for name, world in worlds.items() if layouts[name] == layout}
         part = single_step(single_task, models, args.windows, args.seed, lpips, greedy=args.greedy)
         for key, value in part.items():
