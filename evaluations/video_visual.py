@@ -13,7 +13,7 @@ serves:
    from the frames by the model's own tokenizer) and its pixel companion (near-copy rate); object errors
    where the scene has a judge (PushT: agent / T position and angle by the pixel judge; arm: tip and puck).
    Rows: copy-last-frame, the tokenizer's reconstruction of the true frames (its ceiling), each model
-   (greedy, as the env serves by default) and, on PushT, the pose-token model (`--pose`). Paired bootstrap
+   (temperature 0, median-decoded where its codes are ordered bins: as the env serves it by default) and, on PushT, the pose-token model (`--pose`). Paired bootstrap
    95% intervals: each model vs copy-last-frame, RLVR vs base.
 2. **Best-of-N**: N rollouts per window sampled at temperature 1; the best of the first n by MSE / LPIPS.
 3. **Four far targets**: from `--starts` held-out frames, the agent (PushT) or the arm's tip sent to four
@@ -92,7 +92,7 @@ def rollout_section(task: VideoTask, worlds: dict[str, Any], scene: str, n: int,
     for name, world in worlds.items():
         bar.set_description(f"rollouts: {name}")
         frames[name] = world.rollout(context, actions, [seed + i for i in range(n)], temperature=0.0,
-                                     median=getattr(world, "serve_median", False))
+                                     median=world.serves_median)
         bar.update(1)
     tokenizer = next(iter(worlds.values())).tokenizer if worlds else task.frame_tokenizer
     gold_codes = tokenizer.encode(np.concatenate([context[:, None], future], 1).reshape(-1, *context.shape[1:]))
@@ -174,7 +174,7 @@ def far_targets(task: VideoTask, worlds: dict[str, Any], scene: str, starts: int
     for name, world in worlds.items():
         bar.set_description(f"far targets: {name}")
         pred = world.rollout(frames, actions, [seed + i for i in range(len(frames))], temperature=0.0,
-                             median=getattr(world, "serve_median", False))
+                             median=world.serves_median)
         where = scene_objects(scene, pred[:, -1])["agent" if scene == "pusht" else "tip"]
         error = np.nan_to_num(np.linalg.norm(where - wanted, axis=1), nan=MISSING_PX)
         out[name] = {"within_3px_pct": float(100 * np.mean(error <= 3.0)), "median_px": float(np.median(error)),
@@ -260,9 +260,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                      cache_dir=str(results_dir() / "cache"))  # tokenised windows: a run folder, never the results
     rows = dict(worlds)
     if args.pose:
-        pose = VideoWorldModel(args.pose)
-        pose.serve_median = True  # as the env serves a pose-token checkpoint by default
-        rows["pose tokens (PushT)"] = pose
+        rows["pose tokens (PushT)"] = VideoWorldModel(args.pose)
     n = min(args.windows, len(task.windows["test"].context))
     horizons = sorted(h for h in {1, 4, task.horizon} if h <= task.horizon)
     lpips = perceptual_metric()

@@ -33,6 +33,7 @@ from gymnasium.vector.utils import batch_space
 from rlvr_sim.envs.lm_env import LMWorldModelEnv, vector_seeds
 
 from rlvr_sim import resources
+from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer
 from rlvr_sim.models.pose_tokenizer import SLOTS, PoseTokenizer
 
 PUSHT = "pusht"  # the scene whose task signal (gym-pusht's reward and success) the env computes
@@ -91,13 +92,15 @@ def median_codes(logits: torch.Tensor, slot: int, tokenizer: PoseTokenizer) -> t
     return median_in_range(logits, slot * size, (slot + 1) * size, circular=SLOTS[slot] == "block_angle")
 
 
-def median_in_range(logits: torch.Tensor, lo: int, hi: int, circular: bool = False) -> torch.Tensor:
+def median_in_range(logits: torch.Tensor, lo: int, hi: int, circular: bool = False,
+                    absent_bin: bool = True) -> torch.Tensor:
     """Per row, the token at the median of the next-token distribution restricted to the ordered bins
     [lo, hi - 1) (the last id of the range means "not visible" / "unknown" and wins with more than half
-    the mass); `circular` reads the bins in order starting half a turn from the most likely one."""
-    bins = hi - lo - 1
+    the mass; `absent_bin=False`: every id of [lo, hi) is an ordered bin); `circular` reads the bins in
+    order starting half a turn from the most likely one."""
+    bins = hi - lo - int(absent_bin)
     probs = torch.softmax(logits[:, lo:hi].double(), dim=-1)
-    absent, values = probs[:, -1], probs[:, :-1]
+    absent, values = (probs[:, -1], probs[:, :-1]) if absent_bin else (torch.zeros(len(probs)), probs)
     shift = torch.zeros(len(probs), dtype=torch.long)
     if circular:
         shift = values.argmax(-1) - bins // 2
@@ -209,14 +212,22 @@ class VideoWorldModel:
         self.session = None
         self.steps_since_anchor = keep
 
+    @property
+    def serves_median(self) -> bool:
+        """Whether the env serves this model median-decoded by default: its codes are ordered bins (pose
+        tokens, keypoint coordinates). The evaluations read this too, so they measure what the env serves."""
+        return isinstance(self.tokenizer, (PoseTokenizer, KeypointTokenizer))
+
     @torch.no_grad()
     def step(self, actions: np.ndarray, temperature: float = 1.0, median: bool = False) -> np.ndarray:
         """Predict every row's next frame (uint8 (B, S, S, 3)) given its action.
 
-        `median` (pose codes, temperature 0 only): each token is the median of the model's distribution over
-        its slot's bins (the angle's circular median) instead of the most likely bin; see `median_codes`."""
-        if median and not isinstance(self.tokenizer, PoseTokenizer):
-            raise ValueError("median decoding needs a pose-token checkpoint (ordered bins per slot)")
+        `median` (ordered codes: pose or keypoint checkpoints; temperature 0 only): each token is the median of
+        the model's distribution over its slot's bins (the angle's circular median; a keypoint coordinate's
+        128 levels) instead of the most likely bin; see `median_codes`."""
+        keypoints = isinstance(self.tokenizer, KeypointTokenizer)
+        if median and not (keypoints or isinstance(self.tokenizer, PoseTokenizer)):
+            raise ValueError("median decoding needs ordered codes (a pose-token or keypoint checkpoint)")
         if median and temperature != 0:
             raise ValueError(f"median decoding is a point estimate: use temperature 0, got {temperature}")
         from rlvr_sim.models.visual_tokenizer import CONDITIONAL
@@ -235,7 +246,9 @@ class VideoWorldModel:
         codes, ranges = [], self.codec.slot_ranges()
         for slot in range(self.codec.cond_tokens):
             allowed = (0, self.codec.frame_vocab)  # any frame token, as `sample()` draws them (one path)
-            if median and self.codec.relational:
+            if median and keypoints:
+                token = median_in_range(self.session.logits, 0, self.codec.frame_vocab, absent_bin=False)
+            elif median and self.codec.relational:
                 token = median_in_range(self.session.logits, *ranges[slot])
             elif median:
                 token = median_codes(self.session.logits, slot, self.tokenizer)
@@ -314,9 +327,10 @@ class VideoWorldModelEnv(LMWorldModelEnv):
     `checkpoint` (path or embedded name, default "pusht_pose_base"), `render_mode` ("rgb_array" | "human"),
     `max_episode_steps` (100), `temperature` (0.0 = greedy, the most likely next frame: on held-out data it
     keeps the T where gym-pusht keeps it far better than sampling at 1.0, see docs/video.md; 1.0 samples
-    the model's distribution), `median` (None = True for pose-token checkpoints: with temperature 0, each
-    pose token is the median of the model's distribution over its bins rather than the most likely bin,
-    `median_codes`; False = the most likely bin), `uncertainty_samples` (0): K > 0 rolls K more worlds beside the served one,
+    the model's distribution), `median` (None = `VideoWorldModel.serves_median`, True for pose-token and
+    keypoint checkpoints, whose codes are ordered bins: with temperature 0, each token is the median of the
+    model's distribution over its bins rather than the most likely bin, `median_codes`; False = the most
+    likely bin), `uncertainty_samples` (0): K > 0 rolls K more worlds beside the served one,
     sampled at `uncertainty_temperature` (1.0) from the same start and actions with other seeds, and reports
     per step `info["uncertainty"]`: their mean absolute pixel difference from the served frame (% of the
     [0, 255] range), the model's disagreement with itself, a cheap signal of where not to trust it. The
@@ -347,7 +361,7 @@ class VideoWorldModelEnv(LMWorldModelEnv):
         self.shadow = copy.copy(self.world) if uncertainty_samples else None  # shares the model, own state
         self.checkpoint = str(self.world.checkpoint)
         self.max_episode_steps = max_episode_steps
-        self.median = isinstance(self.world.tokenizer, PoseTokenizer) if median is None else median
+        self.median = self.world.serves_median if median is None else median
         size = self.world.image_size
         self.observation_space = spaces.Box(0, 255, (size, size, 3), np.uint8)
         bins = self.world.action_bins

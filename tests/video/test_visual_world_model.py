@@ -67,3 +67,19 @@ def test_embedded_arm_model_moves_the_tip_where_it_is_sent():
             start_errors.append(np.linalg.norm(start - want))
             assert reward == 0.0 and not terminated
     assert np.median(errors) <= 6.0 and np.median(errors) < 0.5 * np.median(start_errors)
+
+
+def test_keypoint_checkpoints_are_served_median_decoded():
+    """A keypoint coordinate is one of 128 ordered levels: the env serves the median of the model's distribution
+    over them (as for pose tokens), not its most likely level; on a two-peaked distribution they differ."""
+    import torch
+
+    from rlvr_sim.envs.video.world_model_env import median_in_range
+
+    logits = torch.full((2, 130), -30.0)
+    logits[0, [2, 10]] = torch.log(torch.tensor([0.45, 0.55]))  # mass 0.45 at level 2, 0.55 at level 10
+    logits[1, [2, 10, 11]] = torch.log(torch.tensor([0.4, 0.3, 0.3]))  # the most likely level (2) is not the median
+    assert median_in_range(logits, 0, 128, absent_bin=False).tolist() == [10, 10]
+    assert logits[:, :128].argmax(-1).tolist() == [10, 2]
+    env = gym.make("RLVRWorld-Video-v0", checkpoint="pusht_visual_base")
+    assert env.unwrapped.median and env.unwrapped.world.serves_median
