@@ -19,7 +19,7 @@ Rows (`--rows`, comma-separated):
 Every policy acts every `frame_skip` env steps (4, the learned simulator's step); a planner replans every
 `--replan-every` of its actions. Reported per row: success rate with a bootstrap 95% interval over goals,
 seconds per planner decision, and paired differences (RLVR vs base model, learned vs gym-pusht). JSON and
-markdown to `--out` (default runs/eval/pusht_planning), each finished goal appended to `episodes.jsonl`
+markdown to `--out` (default runs/eval/pusht_planning), each finished goal appended to `pusht_planning_episodes.jsonl`
 (`--resume` keeps those of the same settings).
 
     python evaluations/pusht_planning.py --goals 50
@@ -172,13 +172,14 @@ def run_goal(row: str, goal: Goal, real: RealPushT, budget: int, actor: Any, fra
 
     frame = real.start(goal)
     planner, user = is_planner(row), is_user_policy(row) and not is_planner(row)
+    learned = planner and row.partition(":")[2].startswith("learned")
     if planner:
         actor.set_goal(goal.goal)
     success_step, best, action = None, np.inf, None
     for step in range(budget):
         if step % frame_skip == 0:
-            if planner:
-                action = actor.act(frame, state=real.state())
+            if planner:  # a learned model plans from the frame alone; a physics model from the true state
+                action = actor.act(frame, state=None if learned else real.state())
             elif user:
                 action = checked_action(actor, frame, row)
             else:
@@ -306,11 +307,13 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
                 "offsets": offsets, "budget_factor": args.budget_factor, "frame_skip": args.frame_skip,
                 "replan_every": args.replan_every, "planner": asdict(config), "readout": args.readout,
                 "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
+    for row in rows:  # a row that cannot be built (unknown model, broken user policy) fails before any goal
+        make_actor(row, args.seed, config, args.replan_every, args.frame_skip, args.readout)
     goals = load_goals(args.data, args.goals, offsets, seed=args.seed, stride=args.stride)
     out = results_dir(args.out if args.out is not None else None)
     out = out if args.out is not None else out / "pusht_planning"
     out.mkdir(parents=True, exist_ok=True)
-    log, key = out / "episodes.jsonl", _settings_key(settings)
+    log, key = out / "pusht_planning_episodes.jsonl", _settings_key(settings)
     done: dict[tuple[str, int, int], dict[str, Any]] = {}
     if args.resume and log.is_file():
         for line in log.read_text().splitlines():
@@ -368,7 +371,7 @@ def parser() -> argparse.ArgumentParser:
                    help="learned model: pixel judge on predicted frames, or its predicted pose tokens")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    p.add_argument("--resume", action="store_true", help="keep finished goals of the same settings in <out>/episodes.jsonl")
+    p.add_argument("--resume", action="store_true", help="keep finished goals of the same settings in <out>/pusht_planning_episodes.jsonl")
     p.add_argument("--quiet", action="store_true", help="no progress bar or table print")
     add_out_argument(p, help="output folder (default runs/eval/pusht_planning)")
     return p
