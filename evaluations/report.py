@@ -36,6 +36,9 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("web_decisions.md", "Web world models as MPC lookahead, on the agent's own states", "evaluations/web_agent.py --decisions"),
     ("web_agent_sampled/web_agent.md", "MPC web agent, world models sampled at T=1", "evaluations/web_agent.py --wm-temperature 1.0 --out evaluations/results/web_agent_sampled"),
     ("real2sim_pusht/real2sim.md", "Real2Sim on PushT (rollout rates)", "evaluations/real2sim.py --rollout"),
+    ("video_visual_pusht.md", "Visual world model on PushT (learned keypoint tokenizer)", "evaluations/video_visual.py --data data/pusht2 --base pusht_visual_base --rlvr pusht_visual_rlvr --pose pusht_pose_base --out evaluations/results/video_visual_pusht"),
+    ("video_visual_arm.md", "Visual world model of the MuJoCo arm", "evaluations/video_visual.py --data data/arm --out evaluations/results/video_visual_arm"),
+    ("real2sim_visual/real2sim.md", "Real2Sim on PushT with the visual world model", "evaluations/real2sim.py --rollout --sims real,learned:pusht_pose_base,learned:pusht_visual_base --out evaluations/results/real2sim_visual"),
 ]
 
 
@@ -110,10 +113,35 @@ def video_headline(data: dict) -> list[str]:
     return lines
 
 
+VISUAL_ROWS = [("copy-last-frame", "copy the last frame (trivial)"), ("base", "visual MLE (`pusht_visual_base`)"),
+               ("RLVR", "visual RLVR, object reward (`pusht_visual_rlvr`)"),
+               ("pose tokens (PushT)", "pose tokens (`pusht_pose_base`, the env's default)")]
+
+
+def visual_headline(data: dict) -> list[str]:
+    """The learned visual model at horizon 8 (median-decoded as served), its trivial baseline and the pose model."""
+    rows, far = data["rollouts"], data.get("far_targets", {})
+    h = str(max(data["horizons"]))
+
+    def cell(model: str, key: str, spec: str, scale: float = 1.0) -> str:
+        v = rows[model][h][key]
+        return f"{v['mean'] * scale:{spec}} {_interval(v['low'] * scale, v['high'] * scale, spec)}"
+
+    lines = [f"| PushT, visual (`evaluations/video_visual.py`): {data['windows']} windows, horizon {h} | agent px | T px "
+             "| LPIPS x100 | repetition | far targets within 3 px |", "|---|---:|---:|---:|---:|---:|"]
+    for model, label in VISUAL_ROWS:
+        if model in rows:
+            reach = f"{far[model]['within_3px_pct']:.1f}%" if model in far else "–"
+            lines.append(f"| {label} | {cell(model, 'agent_px', '.2f')} | {cell(model, 'block_px', '.2f')} "
+                         f"| {cell(model, 'lpips', '.1f', 100)} | {rows[model]['repetition_rate']:.2f} | {reach} |")
+    return lines
+
+
 HEADLINES_BY_MODALITY = [  # (results file, renderer, the script that wrote it; each table names it in its header)
     ("textgame.json", textgame_headline, "evaluations/textgame.py"),
     ("web.json", web_headline, "evaluations/web.py"),
     ("video.json", video_headline, "evaluations/video.py"),
+    ("video_visual_pusht.json", visual_headline, "evaluations/video_visual.py"),
 ]
 
 
