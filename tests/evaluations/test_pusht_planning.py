@@ -1,0 +1,58 @@
+"""evaluations/pusht_planning.py end to end on a tiny collection (expert episodes collected here, 2 goals, a tiny
+planner budget): every row reports a rate with an interval, planners their seconds per decision, and
+`--resume` reuses finished goals."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gym_pusht")
+from rlvr_sim.envs.video.collect import collect  # noqa: E402
+from rlvr_sim.evaluations.pusht_planning import load_goals, main  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def expert_data(tmp_path_factory):
+    """20 short expert episodes (2 held out by the 10% split), states and seeds recorded as collect.py writes them."""
+    out = tmp_path_factory.mktemp("pusht_expert")
+    collect(out, episodes=20, seed=0, max_steps=40, mix="expert:1")
+    return out
+
+
+def test_goals_are_recorded_states_ahead_of_held_out_starts(expert_data):
+    goals = load_goals(expert_data, 2, [10, 20], seed=0)
+    assert [g.index for g in goals[10]] == [0, 1] and [g.start for g in goals[10]] == [g.start for g in goals[20]]
+    with np.load(expert_data / goals[10][0].episode) as arrays:
+        assert np.allclose(goals[20][0].goal, arrays["state"][goals[20][0].start + 20])
+    with pytest.raises(ValueError, match="asked for 999 goals"):
+        load_goals(expert_data, 999, [10])
+
+
+def test_the_evaluation_runs_every_kind_of_row_and_resumes(expert_data, tmp_path):
+    rows = "mpc:gym-pusht,mpc:learned:pusht_pose_base,blind:gym-pusht,expert,random"
+    args = ["--data", str(expert_data), "--goals", "2", "--offsets", "10", "--rows", rows, "--samples", "6",
+            "--iterations", "1", "--elites", "2", "--horizon", "2", "--replan-every", "2", "--out", str(tmp_path),
+            "--quiet"]  # fmt: skip
+    report = main(args)
+    entry = report["results"]["10"]
+    assert list(entry["rows"]) == rows.split(",")
+    for row, result in entry["rows"].items():
+        assert result["goals"] == 2 and 0.0 <= result["success"]["low"] <= result["success"]["mean"] <= result["success"]["high"] <= 1.0
+        assert (result["seconds_per_decision"] is not None) == row.startswith(("mpc:", "blind:"))
+    assert "mpc:learned:pusht_pose_base - mpc:gym-pusht" in entry["paired"]
+    table = (tmp_path / "pusht_planning.md").read_text()
+    assert "| mpc:learned:pusht_pose_base |" in table and "6 samples x 1 iterations" in table
+    saved = json.loads((tmp_path / "pusht_planning.json").read_text())
+    assert saved["settings"]["planner"]["samples"] == 6 and len(saved["episodes"]) == 10
+    assert len((tmp_path / "pusht_planning_episodes.jsonl").read_text().splitlines()) == 10
+    again = main([*args, "--resume"])  # every goal reused: the same records
+    assert again["episodes"] == report["episodes"]
+
+
+def test_bad_rows_fail_before_any_goal(expert_data, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--data", str(expert_data), "--goals", "1", "--offsets", "10", "--rows", "random,random", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="unknown planner model"):
+        main(["--data", str(expert_data), "--goals", "1", "--offsets", "10", "--rows", "mpc:dreamer", "--out",
+              str(tmp_path), "--quiet"])

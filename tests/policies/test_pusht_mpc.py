@@ -1,0 +1,154 @@
+"""PushT MPC (`rlvr_sim.policies.pusht_mpc`): seeded plans, the oracle beats random on easy goals, the learned
+simulator's plan moves the agent toward its goal, bad input fails clearly, and the policy is a FramePolicy."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gym_pusht")
+import gymnasium as gym  # noqa: E402
+from rlvr_sim.policies.pusht_mpc import (  # noqa: E402
+    GoalCost,
+    GymPushTMPCPolicy,
+    GymPushTModel,
+    LearnedPushTModel,
+    MPCPlanner,
+    PlannerConfig,
+    PlanStart,
+    PushTMPCPolicy,
+    make_model,
+    reached,
+)
+
+SMALL = PlannerConfig(samples=24, iterations=3, elites=6, horizon=4)
+
+
+@pytest.fixture(scope="module")
+def real():
+    env = gym.make("gym_pusht/PushT-v0", obs_type="pixels", observation_width=64, observation_height=64).unwrapped
+    yield env
+    env.close()
+
+
+def _state(env) -> np.ndarray:
+    return np.array([*env.agent.position, *env.block.position, env.block.angle, *env.agent.velocity])
+
+
+def _easy_goal(env, index: int) -> tuple[np.ndarray, np.ndarray]:
+    """A start state (7,) and the state 12 env steps later after a push up into the T's stem: reachable."""
+    rng = np.random.default_rng([3, index])
+    block = np.array([256.0, 200.0]) + rng.uniform(-50, 50, 2)
+    env.reset(options={"reset_to_state": [*(block + [0.0, 150.0]), *block, rng.uniform(-0.15, 0.15)]})
+    start = _state(env)
+    target = start[:2] + [0.0, -60.0] + rng.uniform(-20, 20, 2)  # up into the stem: the T moves
+    for _ in range(12):
+        env.step(target.astype(np.float32))
+    return start, _state(env)[:5]
+
+
+def _play(env, start: np.ndarray, goal: np.ndarray, act, budget: int = 24) -> bool:
+    """Run `act(frame, state) -> target` every 4 env steps from `start` in gym-pusht; whether the goal is reached."""
+    env.reset(seed=0)
+    env.block.angle, env.block.position = float(start[4]), tuple(start[2:4])
+    env.agent.position, env.agent.velocity = tuple(start[:2]), tuple(start[5:7])
+    frame = env._render()
+    for step in range(budget):
+        if step % 4 == 0:
+            action = act(frame, _state(env))
+        frame, *_ = env.step(np.asarray(action, dtype=np.float32))
+        if reached(_state(env)[:5], goal):
+            return True
+    return False
+
+
+def test_a_seed_gives_identical_plans_and_another_seed_another():
+    model = GymPushTModel()
+    start, cost = PlanStart(state=[100.0, 300.0, 250.0, 250.0, 0.3]), GoalCost([200.0, 300.0, 260.0, 250.0, 0.3])
+    plans = [MPCPlanner(model, SMALL, seed=s).plan(start, cost) for s in (5, 5, 6)]
+    assert np.array_equal(plans[0].actions, plans[1].actions) and plans[0].cost == plans[1].cost
+    assert not np.array_equal(plans[0].actions, plans[2].actions)
+    assert plans[0].actions.shape == (SMALL.horizon, 2) and plans[0].rollouts == SMALL.samples * SMALL.iterations
+    mppi = PlannerConfig(samples=16, iterations=2, elites=4, horizon=3, method="mppi")
+    assert np.array_equal(MPCPlanner(model, mppi, seed=1).plan(start, cost).actions,
+                          MPCPlanner(model, mppi, seed=1).plan(start, cost).actions)
+
+
+def test_oracle_planner_beats_random_on_easy_goals(real):
+    wins = {"oracle": 0, "random": 0}
+    for index in range(4):
+        start, goal = _easy_goal(real, index)
+        policy = PushTMPCPolicy(seed=index, model="gym-pusht", goal=goal, config=SMALL, replan_every=1)
+        wins["oracle"] += _play(real, start, goal, lambda frame, state: policy.act(frame, state=state))
+        rng = np.random.default_rng(index)
+        wins["random"] += _play(real, start, goal, lambda frame, state: rng.uniform(50, 462, 2))
+    assert wins["oracle"] >= 3 and wins["oracle"] > wins["random"], wins
+
+
+def test_learned_planner_moves_the_agent_toward_its_goal(real):
+    """Plan in the embedded learned simulator from a 64x64 frame, execute the plan in gym-pusht."""
+    real.reset(options={"reset_to_state": [120.0, 380.0, 300.0, 200.0, 0.4]})
+    frame, start = real._render(), _state(real)
+    goal = np.array([380.0, 400.0, *start[2:5]])  # the agent far across the arena, the T where it is
+    model = LearnedPushTModel("pusht_pose_base")
+    config = PlannerConfig(samples=32, iterations=3, elites=6, horizon=3, init_std=120.0)
+    plan = MPCPlanner(model, config, seed=0).plan(PlanStart(frame=frame), GoalCost(goal))
+    assert model.frames_generated == 32 * 3 * 3 and plan.predicted.shape == (3, 5)
+    for action in plan.actions:
+        for _ in range(model.frame_skip):
+            real.step(action.astype(np.float32))
+    before, after = np.linalg.norm(start[:2] - goal[:2]), np.linalg.norm(_state(real)[:2] - goal[:2])
+    assert before > 250 and after < 0.5 * before, (before, after)
+
+
+def test_bad_input_gives_clear_errors():
+    with pytest.raises(ValueError, match="5 finite numbers"):
+        GoalCost([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="agent's term, the block's"):
+        GoalCost(np.zeros(5), agent=False, block=False)
+    with pytest.raises(ValueError, match="elites"):
+        PlannerConfig(samples=4, elites=8)
+    with pytest.raises(ValueError, match="method"):
+        PlannerConfig(method="sgd")
+    with pytest.raises(ValueError, match="samples must be a positive integer"):
+        PlannerConfig(samples=0)
+    model = GymPushTModel()
+    start = PlanStart(state=np.zeros(5))
+    with pytest.raises(ValueError, match=r"shape \(N, H, 2\)"):
+        model.rollout(start, np.zeros((2, 3, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        model.rollout(start, np.full((1, 1, 2), np.nan))
+    with pytest.raises(ValueError, match="start frame or a start state"):
+        model.rollout(PlanStart(), np.zeros((1, 1, 2)))
+    with pytest.raises(ValueError, match="unknown planner model"):
+        make_model("dreamer")
+    with pytest.raises(ValueError, match="needs rollout"):
+        MPCPlanner(object())
+    with pytest.raises(ValueError, match="block-blind planner needs an explicit goal"):
+        PushTMPCPolicy(model=model, blind=True)
+    with pytest.raises(ValueError, match="replan_every"):
+        PushTMPCPolicy(model=model, replan_every=9, config=SMALL)
+    with pytest.raises(ValueError, match="start frame"):
+        make_model("learned:pusht_pose_base").world.check_frames(np.zeros((1, 8, 8, 3), np.uint8), 1)
+
+
+def test_cost_is_one_per_term_at_the_tolerance_and_blind_ignores_the_block():
+    goal = np.array([100.0, 100.0, 200.0, 200.0, 0.0])
+    at_tolerance = np.array([[[100.0, 120.0, 200.0, 200.0, np.pi / 9]]])
+    assert GoalCost(goal).step_costs(at_tolerance)[0, 0] == pytest.approx(2.0)
+    assert GoalCost(goal, block=False).step_costs(at_tolerance)[0, 0] == pytest.approx(1.0)
+    assert GoalCost(goal).step_costs(np.full((1, 1, 5), np.nan))[0, 0] > 10
+    assert reached(goal + [5, 5, 5, 5, 0.1], goal) and not reached(goal + [0, 0, 0, 0, 0.5], goal)
+
+
+def test_mpc_policy_is_a_frame_policy_that_real2sim_builds(real):
+    from rlvr_sim.evaluations.real2sim_episodes import checked_action, make_policy
+
+    policy = make_policy("rlvr_sim.policies.pusht_mpc:GymPushTMPCPolicy", seed=3)
+    assert isinstance(policy, GymPushTMPCPolicy)
+    policy.planner.config = SMALL  # keep the test short
+    policy.config = SMALL
+    frame, _ = real.reset(seed=1)
+    policy.reset(3)
+    first = checked_action(policy, frame, "mpc")
+    assert first.shape == (2,) and first.dtype == np.float32 and len(policy.decision_seconds) == 1
+    policy.reset(3)
+    assert np.array_equal(checked_action(policy, frame, "mpc"), first)  # reset(seed) replays
