@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     start = time.time()
-    from rlvr_sim.resources import results_dir
+    from rlvr_sim.resources import display_path, results_dir
 
     out = Path(args.out) if args.out else results_dir() / "video_visual"
     worlds = {"base": VideoWorldModel(args.base)}
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         pairs = [("copy-last-frame", name) for name in rows] + [("base", "RLVR")] * ("RLVR" in worlds)
         results: dict[str, Any] = {
             "scene": scene, "data": args.data, "windows": n, "horizons": horizons, "lpips_variant": lpips.name,
-            "checkpoints": {name: str(world.checkpoint) for name, world in rows.items()},
+            "checkpoints": {name: display_path(world.checkpoint) for name, world in rows.items()},
             "rollouts": rollouts, "gains": gains(per_window, pairs),
             "best_of_n": best_of_n(task, worlds, n, args.best_of, args.seed, lpips, bar) if args.best_of else {},
             "far_targets": far_targets(task, rows, scene, args.starts, args.seed, bar)}

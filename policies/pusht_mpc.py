@@ -242,6 +242,7 @@ class LearnedPushTModel:
 
     def __init__(self, checkpoint: Any = None, readout: str = "judge", world: Any = None) -> None:
         from rlvr_sim.envs.video.world_model_env import PUSHT, VideoWorldModel
+
         from rlvr_sim.models.pose_tokenizer import PoseTokenizer
 
         if readout not in ("judge", "pose"):

@@ -26,8 +26,7 @@ an object entering the view is outside what this tokenizer represents (docs/vide
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-CONFIG_FILE, WEIGHTS_FILE = "tokenizer_config.json", "tokenizer.safetensors"
+from rlvr_sim.models.tokenizer_checkpoint import load_tokenizer, save_tokenizer
+
 FOREGROUND_LEVEL = 0.1  # a pixel this far (max channel, [0, 1]) from the background is fully foreground
 OFF_FOREGROUND_LOGIT = -12.0  # heatmap logit added where a pixel is background: points avoid it
 
@@ -252,24 +252,11 @@ class KeypointTokenizer(nn.Module):
 
     # ---- persistence (the same two files as the FSQ tokenizer) ----
     def save(self, directory: str | Path, extra: dict | None = None) -> None:
-        from safetensors.torch import save_file
-
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        save_file({k: v.contiguous() for k, v in self.state_dict().items()}, str(directory / WEIGHTS_FILE))
-        (directory / CONFIG_FILE).write_text(json.dumps({"config": asdict(self.config), **(extra or {})}, indent=2))
+        save_tokenizer(self, directory, extra)
 
     @classmethod
     def load(cls, directory: str | Path) -> KeypointTokenizer:
-        from safetensors.torch import load_file
-
-        directory = Path(directory)
-        for name in (CONFIG_FILE, WEIGHTS_FILE):
-            if not (directory / name).is_file():
-                raise FileNotFoundError(f"tokenizer checkpoint {directory} lacks {name}")
-        model = cls(KeypointTokenizerConfig(**json.loads((directory / CONFIG_FILE).read_text())["config"]))
-        model.load_state_dict(load_file(str(directory / WEIGHTS_FILE)))
-        return model.eval()
+        return load_tokenizer(cls, KeypointTokenizerConfig, directory)
 
 
 __all__ = ["KeypointTokenizer", "KeypointTokenizerConfig"]

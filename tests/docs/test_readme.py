@@ -30,7 +30,7 @@ NOT_RUN = {  # the exact command (or, ending in a space, a prefix) -> why it is 
     "pip install ": "the test environment is the installation",
     "rlvr-sim view": "an interactive pygame window (tests/viewer plays it headless)",
     "python training/video_pipeline.py --data tests/fixtures/lerobot_v30 ": "runs exactly so (same fixture, same "
-        "budgets) in tests/video/test_visual_world_model.py, which also serves and steps the packaged model",
+        "budgets) in tests/training/test_video_pipeline.py, which also serves and steps the packaged model",
 }
 TINY_GRPO = " steps=1 batch_size=4 micro_batch_size=4 group_size=2 eval_examples=4"
 REDUCED = {  # prefix -> (text replaced, replacement) or appended text; a smaller budget for a long command

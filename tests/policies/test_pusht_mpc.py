@@ -8,8 +8,8 @@ pytest.importorskip("gym_pusht")
 import gymnasium as gym  # noqa: E402
 from rlvr_sim.policies.pusht_mpc import (  # noqa: E402
     GoalCost,
-    GymPushTMPCPolicy,
     GymPushTModel,
+    GymPushTMPCPolicy,
     LearnedPushTModel,
     MPCPlanner,
     PlannerConfig,
@@ -77,9 +77,9 @@ def test_oracle_planner_beats_random_on_easy_goals(real):
     for index in range(4):
         start, goal = _easy_goal(real, index)
         policy = PushTMPCPolicy(seed=index, model="gym-pusht", goal=goal, config=SMALL, replan_every=1)
-        wins["oracle"] += _play(real, start, goal, lambda frame, state: policy.act(frame, state=state))
+        wins["oracle"] += _play(real, start, goal, lambda frame, state, policy=policy: policy.act(frame, state=state))
         rng = np.random.default_rng(index)
-        wins["random"] += _play(real, start, goal, lambda frame, state: rng.uniform(50, 462, 2))
+        wins["random"] += _play(real, start, goal, lambda frame, state, rng=rng: rng.uniform(50, 462, 2))
     assert wins["oracle"] >= 3 and wins["oracle"] > wins["random"], wins
 
 

@@ -91,7 +91,6 @@ def test_keypoint_checkpoints_are_served_median_decoded():
     """A keypoint coordinate is one of 128 ordered levels: the env serves the median of the model's distribution
     over them (as for pose tokens), not its most likely level; on a two-peaked distribution they differ."""
     import torch
-
     from rlvr_sim.envs.video.world_model_env import median_in_range
 
     logits = torch.full((2, 130), -30.0)
