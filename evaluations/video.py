@@ -24,7 +24,6 @@ Models are sampled at temperature 1 with fixed seeds through `VideoWorldModel.ro
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from contextlib import contextmanager
@@ -40,6 +39,7 @@ from rlvr_sim.data.episodes import resize_frames
 from rlvr_sim.metrics.pusht_pixels import EDGE_TARGETS, PIXELS_PER_WORLD, judge_states, object_errors
 from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
 from rlvr_sim.metrics.video import mse, perceptual_metric
+from rlvr_sim.reporting import write_results
 from rlvr_sim.rl.sampler import sample
 from rlvr_sim.tasks.video import VideoTask
 
@@ -561,10 +561,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                                       16, args.seed, out.with_name(out.name + "_uncertainty.png"))
     write_pictures(worlds, long_task, states, out, settings["frame_skip"], args.seed, median=args.median)
     results["seconds"] = round(time.time() - start, 1)
-    results["command"] = "python evaluations/video.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(results) + "\n")
-    print(markdown(results))
+    write_results(results, out, markdown(results), "evaluations/video.py", argv if argv is not None else sys.argv[1:])
     return results
 
 

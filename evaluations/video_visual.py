@@ -24,7 +24,6 @@ JSON and markdown to `--out` (default runs/eval/video_visual), a progress bar th
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ from tqdm import tqdm
 
 from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
 from rlvr_sim.metrics.video import frame_metrics, near_copy_rate, perceptual_metric, repetition_rate
+from rlvr_sim.reporting import write_results
 from rlvr_sim.tasks.video import VideoTask
 
 PIXEL_METRICS = ("mse", "psnr", "ssim", "lpips")
@@ -275,11 +275,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "best_of_n": best_of_n(task, worlds, n, args.best_of, args.seed, lpips, bar) if args.best_of else {},
             "far_targets": far_targets(task, rows, scene, args.starts, args.seed, bar)}
     results["seconds"] = round(time.time() - start, 1)
-    results["command"] = "python evaluations/video_visual.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(results) + "\n")
-    print(markdown(results))
+    write_results(results, out, markdown(results), "evaluations/video_visual.py", argv if argv is not None else sys.argv[1:])
     return results
 
 

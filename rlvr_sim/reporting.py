@@ -50,3 +50,13 @@ def emit_json(report: Any, out: str | Path | None = None) -> str:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text + "\n")
     return text
+
+
+def write_results(results: dict[str, Any], out: Path, markdown: str, script: str, argv: Sequence[str]) -> None:
+    """Record the command that made `results`, then write OUT.json and OUT.md (folders created), print the
+    markdown. `script` is the repository path of the evaluation (`evaluations/video.py`)."""
+    results["command"] = f"python {script} " + " ".join(argv)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown + "\n")
+    print(markdown)

@@ -1,4 +1,6 @@
-"""Smoke tests of benchmarks/sampler.py, benchmarks/grpo_vs_trl.py (--quick: tiny model, tiny shapes) and\nbenchmarks/grpo_lean_decode.py."""
+"""Smoke tests of benchmarks/sampler.py, benchmarks/grpo_vs_trl.py (--quick: tiny model, tiny shapes),
+benchmarks/grpo_lean_decode.py and
+benchmarks/video_env.py (the visual PushT env beside the pose env, equal work, alternating rounds)."""
 
 import importlib.util
 import json
@@ -163,3 +165,29 @@ def test_decode_floor_reports_the_floor_compile_and_batching(tmp_path, capsys):
     assert many["rows"] == 2
     assert min(many["lean_1"], many["lean_2"], many["matmuls_2"]) > 0
     assert many["rows_per_second_2_over_1"] > 0 and many["bound_2_over_1_if_only_matmuls_remained_at_2"] > 0
+
+
+def test_video_env_measures_the_visual_env_beside_the_pose_env(tmp_path):
+    pytest.importorskip("gym_pusht", reason="gym-pusht is the benchmark's ground-truth rate")
+    bench = load_script("video_env")
+    out = tmp_path / "video_env.json"
+    result = bench.main(["--steps", "1", "--rounds", "2", "--pusht-steps", "5", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written == json.loads(json.dumps(result))
+    assert written["visual_checkpoint"] == "pusht_visual_base"
+    runs = written["runs"]
+    assert set(runs) == {f"{m}batch{n}_{kind}" for n in (1, 16) for m, kind in
+                         [("", "lean"), ("visual_", "lean"), ("", "transformers_forward")]}
+    assert all(len(v) == 2 for v in runs.values())
+    for n in (1, 16):
+        pose, visual = runs[f"batch{n}_lean"], runs[f"visual_batch{n}_lean"]
+        assert within(written["world_model_fps"][f"batch{n}"], pose, rounding=0.01)
+        assert within(written["visual_world_model_fps"][f"batch{n}"], visual, rounding=0.01)
+        # visual over pose (not inverted), from the rounds it claims
+        assert ratio_within(written["visual_vs_pose_fps"][f"batch{n}"], visual, pose, rounding=0.002)
+        for model in ("pose", "visual"):
+            share = written["step_time_shares"][f"{model}_batch{n}"]
+            assert set(share) == {"tokenizer_decode", "task_signal", "lm_decoding_and_rest"}
+            assert all(0 < v <= 1 for v in share.values()) and abs(sum(share.values()) - 1) < 0.005
+    assert written["visual_meets_target_batch1"] == (written["visual_vs_pose_fps"]["batch1"] >= 0.25)
+    assert written["gym_pusht_fps_64px"] > 0

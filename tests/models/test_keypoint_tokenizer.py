@@ -90,3 +90,40 @@ def test_training_script_on_an_episode_folder(tmp_path):
     tok = load_frame_tokenizer(out)
     assert isinstance(tok, KeypointTokenizer) and tok.config.keypoints == 4
     assert not np.allclose(tok.background.numpy(), 1.0)  # the median frame of the data, not the default
+
+
+def test_keypoint_decode_reuses_the_anchor_exactly():
+    """The keypoint tokenizer's decode reuses its anchor's half of the U-Net input across calls (the env decodes
+    every step over one anchor): the frames must be exactly those of `draw`, and a new anchor, new weights or a
+    second chunk must never see another call's cached anchor."""
+    torch.manual_seed(0)
+    tok = KeypointTokenizer(KeypointTokenizerConfig(image_size=16, keypoints=2, bins=16, width=8)).eval()
+    with torch.no_grad():
+        tok.background.fill_(0.5)
+        tok.out[0].bias.zero_()  # an open mask: every pixel is drawn by the U-Net, so any difference shows
+    rng = np.random.default_rng(0)
+
+    def reference(codes, context):  # decode as it was: draw() from scratch
+        with torch.no_grad():
+            ctx = tok._to_tensor(context)
+            ctx_points, _ = tok.quantise(tok.points(ctx))
+            points = tok.codes_to_points(torch.from_numpy(codes).long().reshape(-1, 2, 2))
+            frames = tok.draw(ctx, ctx_points, points).clamp(0, 1)
+        return (frames.permute(0, 2, 3, 1).numpy() * 255.0 + 0.5).astype(np.uint8)
+
+    def frames(n):
+        return rng.integers(0, 256, (n, 16, 16, 3), dtype=np.uint8)
+
+    context = frames(5)
+    for context_now in (context, context, frames(5), context):  # repeated, replaced, back again
+        codes = rng.integers(0, 16, (5, 4))
+        assert np.array_equal(tok.decode(codes, context_now, batch_size=2), reference(codes, context_now))
+    changed = context.copy()
+    changed[3, 4, 4] ^= 1  # one pixel of one anchor: that chunk recomputes
+    codes = rng.integers(0, 16, (5, 4))
+    assert np.array_equal(tok.decode(codes, changed, batch_size=2), reference(codes, changed))
+    with torch.no_grad():
+        tok.encoder[-1].weight.mul_(1.5)  # new weights in place (an optimiser step): no stale anchor points
+    assert np.array_equal(tok.decode(codes, changed, batch_size=2), reference(codes, changed))
+    tok.load_state_dict(KeypointTokenizer(tok.config).state_dict())
+    assert np.array_equal(tok.decode(codes, changed, batch_size=2), reference(codes, changed))
