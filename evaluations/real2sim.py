@@ -127,9 +127,9 @@ def rollout(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, A
     # real2sim.md: the name evaluations/report.py puts in the README's results section
     (out / "real2sim.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "real2sim.md").write_text(rollout_markdown(summary, report["settings"]))
-    plot_rollout(summary, out / "real2sim_pusht.png")
+    plot = plot_rollout(summary, out / "real2sim_pusht.png")
     print((out / "real2sim.md").read_text())
-    print(f"wrote {out / 'real2sim.json'}, {out / 'real2sim.md'}, {out / 'real2sim_pusht.png'}")
+    print(f"wrote {out / 'real2sim.json'}, {out / 'real2sim.md'}" + (f", {plot}" if plot else ""))
     return report
 
 

@@ -115,7 +115,8 @@ def rollout_markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
     for policy in summary["policies"]:
         cells = [summary["rates"][s][policy] for s in sims]
         lines.append(f"| {policy} | " + " | ".join(f"{c['rate']:.2f} [{c['ci95'][0]:.2f}, {c['ci95'][1]:.2f}]" for c in cells) + " |")
-    lines += ["", "| simulator vs real | Pearson (higher better) | MMRV (lower better) |", "|---|---:|---:|"]
+    if summary["metrics"]:  # none with `--sims real` (real success rates only)
+        lines += ["", "| simulator vs real | Pearson (higher better) | MMRV (lower better) |", "|---|---:|---:|"]
     for sim, m in summary["metrics"].items():
         lines.append(
             f"| {sim} | {m['pearson']:.3f} [{m['pearson_ci95'][0]:.3f}, {m['pearson_ci95'][1]:.3f}] "
@@ -176,6 +177,8 @@ def plot_rollout(summary: dict[str, Any], path: str | Path) -> Path | None:
         print("matplotlib not installed (pip install 'rlvr-sim[real2sim]'): no plot", file=sys.stderr)
         return None
     sims = summary["sims"][1:]
+    if not sims:  # `--sims real`: real success rates only, nothing to plot against
+        return None
     figure, axes = plt.subplots(1, len(sims), figsize=(4.2 * len(sims), 4.2), squeeze=False)
     real = summary["rates"]["real"]
     for axis, sim in zip(axes[0], sims):

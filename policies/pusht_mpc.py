@@ -444,32 +444,37 @@ class PushTMPCPolicy:
         return np.asarray(self.queue.pop(0), dtype=np.float32)
 
 
+# The budget of the named Real2Sim classes below: the planning evaluation's CPU budget (docs/planning.md),
+# replanning every 3 actions; a decision of the learned model then takes ~1.7 s on one CPU thread.
+CPU_BUDGET = {"config": PlannerConfig(samples=32, iterations=3, elites=6, horizon=6), "replan_every": 3}
+
+
 class LearnedMPCPolicy(PushTMPCPolicy):
     """MPC in the embedded base learned simulator (`pusht_pose_base`), Real2Sim-ready: `Class(seed=...)`."""
 
     def __init__(self, seed: int = 0, **kwargs: Any) -> None:
-        super().__init__(seed=seed, **{"model": "learned:pusht_pose_base", **kwargs})
+        super().__init__(seed=seed, **{"model": "learned:pusht_pose_base", **CPU_BUDGET, **kwargs})
 
 
 class LearnedRLVRMPCPolicy(PushTMPCPolicy):
     """MPC in the embedded RLVR learned simulator (`pusht_pose_rlvr`)."""
 
     def __init__(self, seed: int = 0, **kwargs: Any) -> None:
-        super().__init__(seed=seed, **{"model": "learned:pusht_pose_rlvr", **kwargs})
+        super().__init__(seed=seed, **{"model": "learned:pusht_pose_rlvr", **CPU_BUDGET, **kwargs})
 
 
 class GymPushTMPCPolicy(PushTMPCPolicy):
     """MPC in gym-pusht itself (the oracle model; from frames it plans from the judged state)."""
 
     def __init__(self, seed: int = 0, **kwargs: Any) -> None:
-        super().__init__(seed=seed, **{"model": "gym-pusht", **kwargs})
+        super().__init__(seed=seed, **{"model": "gym-pusht", **CPU_BUDGET, **kwargs})
 
 
 class MuJoCoMPCPolicy(PushTMPCPolicy):
     """MPC in the hand-built MuJoCo twin."""
 
     def __init__(self, seed: int = 0, **kwargs: Any) -> None:
-        super().__init__(seed=seed, **{"model": "mujoco", **kwargs})
+        super().__init__(seed=seed, **{"model": "mujoco", **CPU_BUDGET, **kwargs})
 
 
 def with_budget(config: PlannerConfig, **changes: Any) -> PlannerConfig:

@@ -105,6 +105,21 @@ def test_rollout_command_writes_table_json_and_plot(tmp_path):
         assert (tmp_path / "real2sim_pusht.png").stat().st_size > 0
 
 
+
+def test_rollout_real_only_reports_real_rates_without_metrics_or_plot(tmp_path):
+    """`--sims real`: how often each policy succeeds in gym-pusht (e.g. a planner), no simulator to rank."""
+    done = subprocess.run(
+        [sys.executable, "evaluations/real2sim.py", "--rollout", "--no-ray", "--quiet", "--sims", "real",
+         "--policies", "expert,random", "--episodes", "2", "--horizon", "4", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "real2sim.json").read_text())
+    assert set(report["rates"]) == {"real"} and report["metrics"] == {}
+    table = (tmp_path / "real2sim.md").read_text()
+    assert "| expert |" in table and "Pearson" not in table
+    assert not (tmp_path / "real2sim_pusht.png").exists()
+
 # ---- the data's support: out-of-support steps of learned simulators ----
 BLOCK = np.array([256.0, 230.0, 0.5])  # the T's pose in every frame of the synthetic data set
 
