@@ -56,3 +56,21 @@ def test_bad_rows_fail_before_any_goal(expert_data, tmp_path):
     with pytest.raises(ValueError, match="unknown planner model"):
         main(["--data", str(expert_data), "--goals", "1", "--offsets", "10", "--rows", "mpc:dreamer", "--out",
               str(tmp_path), "--quiet"])
+
+
+def test_plan_ranking_scores_gym_pusht_as_perfect_and_reports_every_model(expert_data, tmp_path):
+    """gym-pusht ranks the candidates exactly as the truth does (it is the truth: Spearman 1, regret 0); a learned
+    model and the T-still ranking get a number each, paired against T-still."""
+    from rlvr_sim.evaluations.pusht_plan_ranking import STILL
+    from rlvr_sim.evaluations.pusht_plan_ranking import main as rank
+
+    report = rank(["--data", str(expert_data), "--goals", "2", "--offset", "10", "--candidates", "6", "--spreads", "15",
+                   "--models", "gym-pusht,learned:pusht_pose_base", "--out", str(tmp_path), "--quiet"])  # fmt: skip
+    rows = report["results"]["15.0"]
+    assert set(rows) == {STILL, "gym-pusht", "learned:pusht_pose_base"}
+    assert rows["gym-pusht"]["spearman"]["mean"] == pytest.approx(1.0) and rows["gym-pusht"]["regret"]["mean"] == 0.0
+    assert rows["gym-pusht"]["regret_minus_still"]["mean"] <= 0.0 and "regret_minus_still" not in rows[STILL]
+    assert np.isfinite(rows["learned:pusht_pose_base"]["regret"]["mean"])
+    assert "| learned:pusht_pose_base |" in (tmp_path / "pusht_plan_ranking.md").read_text()
+    with pytest.raises(SystemExit):
+        rank(["--data", str(expert_data), "--goals", "1", "--spreads", "0", "--out", str(tmp_path), "--quiet"])
