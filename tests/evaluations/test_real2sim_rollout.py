@@ -89,14 +89,19 @@ def test_simpler_skips_with_a_clear_message(tmp_path):
     assert "SIMPLER skipped: ManiSkill3 is not importable" in done.stdout
 
 
-def test_rollout_command_writes_table_json_and_plot(tmp_path):
-    pytest.importorskip("mujoco")
+def run_rollout(sims: str, out) -> None:
+    """The rollout command as a user types it: expert and random, 2 short episodes each."""
     done = subprocess.run(
-        [sys.executable, "evaluations/real2sim.py", "--rollout", "--no-ray", "--quiet", "--sims", "real,mujoco",
-         "--policies", "expert,random", "--episodes", "2", "--horizon", "4", "--out", str(tmp_path)],
+        [sys.executable, "evaluations/real2sim.py", "--rollout", "--no-ray", "--quiet", "--sims", sims,
+         "--policies", "expert,random", "--episodes", "2", "--horizon", "4", "--out", str(out)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_rollout_command_writes_table_json_and_plot(tmp_path):
+    pytest.importorskip("mujoco")
+    run_rollout("real,mujoco", tmp_path)
     report = json.loads((tmp_path / "real2sim.json").read_text())
     assert set(report["rates"]) == {"real", "mujoco"} and report["episodes"] == 2
     assert "| expert |" in (tmp_path / "real2sim.md").read_text()
@@ -108,12 +113,7 @@ def test_rollout_command_writes_table_json_and_plot(tmp_path):
 
 def test_rollout_real_only_reports_real_rates_without_metrics_or_plot(tmp_path):
     """`--sims real`: how often each policy succeeds in gym-pusht (e.g. a planner), no simulator to rank."""
-    done = subprocess.run(
-        [sys.executable, "evaluations/real2sim.py", "--rollout", "--no-ray", "--quiet", "--sims", "real",
-         "--policies", "expert,random", "--episodes", "2", "--horizon", "4", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    run_rollout("real", tmp_path)
     report = json.loads((tmp_path / "real2sim.json").read_text())
     assert set(report["rates"]) == {"real"} and report["metrics"] == {}
     table = (tmp_path / "real2sim.md").read_text()
