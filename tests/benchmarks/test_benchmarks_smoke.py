@@ -191,3 +191,64 @@ def test_video_env_measures_the_visual_env_beside_the_pose_env(tmp_path):
             assert all(0 < v <= 1 for v in share.values()) and abs(sum(share.values()) - 1) < 0.005
     assert written["visual_meets_target_batch1"] == (written["visual_vs_pose_fps"]["batch1"] >= 0.25)
     assert written["gym_pusht_fps_64px"] > 0
+
+
+def test_pusht_planning_batch1_side_rolls_the_recorded_sets_one_row_at_a_time():
+    import numpy as np
+
+    bench = load_script("pusht_planning")  # benchmarks/pusht_planning.py: the planner batched beside batch 1
+
+    class Fake:  # a planner model that records the batch of every rollout call
+        name, frame_skip = "fake", 4
+
+        def __init__(self):
+            self.batches = []
+
+        def rollout(self, start, actions):
+            self.batches.append(len(actions))
+            return np.asarray(actions)[..., [0, 1, 0, 1, 0]] + start
+
+    script = [np.arange(24, dtype=float).reshape(4, 3, 2)]
+    one = bench.RecordedModel(Fake(), batch=1, script=script)
+    states = one.rollout(0.5, np.zeros((4, 3, 2)))  # asks for other sets: the recorded ones are rolled
+    assert one.model.batches == [1, 1, 1, 1] and one.frames == 12 and not one.followed
+    batched = bench.RecordedModel(Fake(), batch=None)
+    assert np.array_equal(batched.rollout(0.5, script[0]), states) and batched.model.batches == [4]
+    assert batched.frames == 12 and np.array_equal(batched.calls[0], script[0])
+    assert bench.difference(batched.states, one.states) == (0.0, 0)
+    moved = [states + np.where(np.arange(5) == 4, np.nan, 0.25)]  # one value off by 0.25, one read on one side
+    assert bench.difference(moved, one.states) == (0.25, 12)
+
+
+def test_pusht_planning_times_batched_and_batch1_planning_at_equal_work(tmp_path):
+    pytest.importorskip("gym_pusht", reason="gym-pusht is the benchmark's oracle model")
+    bench = load_script("pusht_planning")
+    out = tmp_path / "pusht_planning.json"
+    result = bench.main(["--quick", "--samples", "3", "--repeats", "2", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written == json.loads(json.dumps(result))
+    assert written["command"].startswith("python benchmarks/pusht_planning.py --quick")
+    assert written["settings"]["model"] == "learned:pusht_pose_base" and written["batched_rows"] == 3
+    planner = written["settings"]["planner"]
+    assert written["frames_per_decision"] == planner["samples"] * planner["iterations"] * planner["horizon"] == 6
+    starts = len(written["settings"]["starts"])
+    checks = written["checks"]
+    # equal work: the same frames per round on both sides, the batched search the same in every round
+    assert checks["equal_frames"] and checks["frames_per_round"] == starts * 6
+    assert checks["batched_search_repeats_exactly"]
+    assert checks["max_state_difference_batch1_vs_batched"] >= 0
+    rates = {}
+    for side in ("batched", "batch1"):
+        figures = written[side]
+        assert figures["frames_per_round"] == [starts * 6] * 2
+        rounds = figures["rounds"]
+        assert within(figures["decisions_per_s"], [starts / r["seconds"] for r in rounds], rounding=1e-4)
+        rates[side] = [r["frames"] / r["world_seconds"] for r in rounds]
+        assert within(figures["model_frames_per_s"], rates[side], rounding=0.01)
+        assert all(r["world_seconds"] <= r["rollout_seconds"] <= r["seconds"] for r in rounds)
+    # batched over batch 1 (not inverted), from the rounds it claims
+    assert ratio_within(written["batched_over_batch1"]["model_frames_per_s"], rates["batched"], rates["batch1"],
+                        rounding=0.002)
+    paired = [b / o for b, o in zip(rates["batched"], rates["batch1"])]  # the same round's two sides
+    assert within(written["batched_over_batch1_paired_rounds"]["model_frames_per_s"], paired, rounding=0.002)
+    assert written["gym_pusht"]["decisions_per_s"] > 0 and len(written["gym_pusht"]["rounds"]) == 2
