@@ -1,29 +1,28 @@
-"""Steps per second of RLVRWorld-TextGame-v0, new env path vs the old one, side by side in one run.
+"""Steps per second of RLVRWorld-TextGame-v0 with today's code: side by side in one run, at equal work.
 
-The old path is the env module as committed at `--baseline-rev` (before the shared LM env base), loaded
-from git and run on the same checkpoint, sampler and machine. Both sides do equal work: the same games,
-seeds and actions, greedy, with the NEXT_STEP autoreset of a vector env emulated for single envs, and
-the run checks that they predict identical text. Rounds alternate old and new so that load from other
-processes hits both; the ratios are medians of per-round ratios.
+Two comparisons, each on the same checkpoint, sampler and machine, greedy, with the same games, seeds
+and actions (NEXT_STEP autoreset of a vector env emulated for single envs); each run checks that both
+sides predict identical text. Rounds alternate which side goes first so that load from other processes
+hits both; the ratios are medians of per-round ratios.
 
-- batch 1: one env, `--steps` steps (old env vs new env);
-- batch N: N worlds for `--vec-steps` steps, old = N single old envs in a loop (what a SyncVectorEnv
-  does), new = `gym.make_vec(..., num_envs=N)` (one batched generation per step).
+- batch N (`cases`): N worlds for `--vec-steps` steps, N single envs stepped in a loop (what a
+  SyncVectorEnv does: batch 1, N times) vs `gym.make_vec(..., num_envs=N)` (one batched generation
+  per step);
+- batch 1 (`lean_decode_batch1`): one env for `--steps` steps, the sampler's decode steps through
+  transformers' forward (`lean_decode(False)`) vs the lean decode step (`rlvr_sim.models.lean_decode`).
 
-    python benchmarks/textgame_env.py --out benchmarks/results/textgame_env.json
+    python benchmarks/textgame_env.py --steps 12 --num-envs 4 16 --vec-steps 3 --rounds 3 --out benchmarks/results/textgame_env.json
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import gymnasium as gym
@@ -38,22 +37,13 @@ from rlvr_sim.reporting import emit_json, machine_record
 from rlvr_sim.resources import display_path
 
 REPO = Path(__file__).resolve().parents[1]
-BASELINE_REV = "a5bb902"  # the last commit before envs/lm_env.py
 
-
-def baseline_module(relative_path: str, rev: str) -> ModuleType:
-    """The module at `relative_path` as committed at `rev`, imported under a private name."""
-    source = subprocess.run(["git", "show", f"{rev}:{relative_path}"], cwd=REPO, check=True, capture_output=True,
-                            text=True).stdout
-    name = f"baseline_{Path(relative_path).stem}_{rev}"
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None))
-    sys.modules[name] = module  # dataclasses look their module up while the class body runs
-    exec(compile(source, f"{rev}:{relative_path}", "exec"), module.__dict__)
-    return module
+# one side of a comparison: its name in the JSON and a run returning (seconds, predicted texts per env)
+Side = tuple[str, Callable[[], tuple[float, list[list[str | None]]]]]
 
 
 def sampler_state() -> dict[str, Any]:
-    """Which sampler both sides ran on: HEAD, and whether the working tree changes the sampler."""
+    """The code both sides ran: HEAD, and whether the working tree changes the sampler."""
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout
     dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "rlvr_sim/rl/sampler.py"], cwd=REPO).returncode
     return {"head": head.strip(), "sampler_uncommitted_changes": bool(dirty)}
@@ -98,50 +88,42 @@ def count_predictions(texts: list[list[str | None]]) -> int:
     return sum(t is not None for row in texts for t in row)
 
 
-def side_by_side(cases: dict[str, tuple[Callable[[], tuple[float, Any]], Callable[[], tuple[float, Any]]]],
-                 rounds: int) -> dict[str, Any]:
-    """Run every case's (old, new) pair `rounds` times, alternating which goes first; per case the
-    seconds of each round, the medians, the median per-round ratio old/new, and output identity."""
-    results: dict[str, Any] = {}
-    for name, (old, new) in cases.items():
-        seconds: dict[str, list[float]] = {"old": [], "new": []}
-        identical, work = True, 0
-        for r in range(rounds):
-            outputs = {}
-            for side in (("old", "new") if r % 2 == 0 else ("new", "old")):
-                elapsed, outputs[side] = (old if side == "old" else new)()
-                seconds[side].append(elapsed)
-            identical &= outputs["old"] == outputs["new"]
-            work = count_predictions(outputs["new"])
-        old_s, new_s = seconds["old"], seconds["new"]
-        results[name] = {
-            "predicted_steps_per_round": work,
-            "old_seconds": [round(s, 3) for s in old_s], "new_seconds": [round(s, 3) for s in new_s],
-            "old_steps_per_s": round(work / statistics.median(old_s), 3),
-            "new_steps_per_s": round(work / statistics.median(new_s), 3),
-            "speedup_new_vs_old": round(statistics.median([o / n for o, n in zip(old_s, new_s)]), 2),
-            "identical_predictions": identical,
-        }
-    return results
+def side_by_side(reference: Side, candidate: Side, rounds: int) -> dict[str, Any]:
+    """Run both sides `rounds` times, alternating which goes first: each side's seconds per round and
+    steps/s (over the median round), the median per-round ratio of the candidate's speed to the
+    reference's, and whether every round predicted identical text."""
+    names = (reference[0], candidate[0])
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    identical, work = True, 0
+    for r in range(rounds):
+        outputs = {}
+        for name, run in ((reference, candidate) if r % 2 == 0 else (candidate, reference)):
+            elapsed, outputs[name] = run()
+            seconds[name].append(elapsed)
+        identical &= outputs[names[0]] == outputs[names[1]]
+        work = count_predictions(outputs[names[1]])
+    result: dict[str, Any] = {"predicted_steps_per_round": work}
+    for name in names:
+        result[f"{name}_seconds"] = [round(s, 3) for s in seconds[name]]
+        result[f"{name}_steps_per_s"] = round(work / statistics.median(seconds[name]), 3)
+    ratios = [ref / cand for ref, cand in zip(seconds[names[0]], seconds[names[1]])]
+    result[f"speedup_{names[1]}_vs_{names[0]}"] = round(statistics.median(ratios), 2)
+    result["identical_predictions"] = identical
+    return result
 
 
-def headline_figures(results: dict[str, Any], sizes: list[int]) -> dict[str, float]:
-    """The figures worth a table, flat: batch-1 rates old and new, and each vector size's rate with its
-    ratios to the old batch-1 env and to the old loop of single envs; the largest size also under the
-    names `evaluations/report.py` reads (new vector env over new batch 1)."""
-    batch1 = results["batch1"]
-    figures = {"world_model_env_steps_per_s_batch1_old": batch1["old_steps_per_s"],
-               "world_model_env_steps_per_s_batch1": batch1["new_steps_per_s"],
-               "batch1_speedup_new_vs_old": batch1["speedup_new_vs_old"]}
+def headline_figures(cases: dict[str, Any], lean: dict[str, Any], sizes: list[int]) -> dict[str, float]:
+    """The figures worth a table, flat: the env's batch-1 rate, and each vector size's rate with its ratio to
+    the same worlds stepped as single envs in a loop; the largest size also under the names
+    `evaluations/report.py` reads (`batched_speedup`: batch N over batch 1 at equal work)."""
+    figures = {"world_model_env_steps_per_s_batch1": lean["lean_steps_per_s"],
+               "lean_decode_speedup_batch1": lean["speedup_lean_vs_transformers_forward"]}
     for n in sizes:
-        case = results[f"batch{n}"]
-        case["new_vs_old_batch1"] = round(case["new_steps_per_s"] / batch1["old_steps_per_s"], 2)
-        figures[f"vector_env_steps_per_s_batch{n}"] = case["new_steps_per_s"]
-        figures[f"vector_env_batch{n}_vs_old_batch1"] = case["new_vs_old_batch1"]
-        figures[f"vector_env_batch{n}_vs_old_loop_of_{n}"] = case["speedup_new_vs_old"]
-    largest = max(sizes)
-    figures[f"world_model_steps_per_s_batch{largest}"] = results[f"batch{largest}"]["new_steps_per_s"]
-    figures["batched_speedup"] = round(results[f"batch{largest}"]["new_steps_per_s"] / batch1["new_steps_per_s"], 2)
+        figures[f"vector_env_steps_per_s_batch{n}"] = cases[f"batch{n}"]["vector_steps_per_s"]
+        figures[f"vector_env_batch{n}_vs_loop_of_{n}"] = cases[f"batch{n}"]["speedup_vector_vs_loop"]
+    largest = cases[f"batch{max(sizes)}"]
+    figures[f"world_model_steps_per_s_batch{max(sizes)}"] = largest["vector_steps_per_s"]
+    figures["batched_speedup"] = largest["speedup_vector_vs_loop"]
     return figures
 
 
@@ -205,40 +187,44 @@ def ground_truth_steps_per_second(steps: int, seed: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def env_cases(env_id: str, old_env: Callable[[], Any], new_env: Callable[[], Any], world_model: Any,
-              actions: list[list[str]], args: argparse.Namespace, field: str) -> dict[str, tuple]:
-    """The side-by-side cases at equal work: batch 1 (old env vs new env) and, for each N, N old single
-    envs in a loop vs the new vector env of N worlds sharing `world_model`."""
-    cases = {"batch1": (lambda: run_single_envs([old_env()], args.seed, actions, args.steps, field),
-                        lambda: run_single_envs([new_env()], args.seed, actions, args.steps, field))}
+def env_cases(env_id: str, single_env: Callable[[], Any], world_model: Any, actions: list[list[str]],
+              args: argparse.Namespace, field: str) -> dict[str, tuple[Side, Side]]:
+    """The batch-N comparisons at equal work: for each N, N single envs stepped in a loop ("loop") vs the
+    vector env of N worlds sharing `world_model` ("vector")."""
+    cases = {}
     for n in args.num_envs:
         vec = gym.make_vec(env_id, num_envs=n, world_model=world_model)
         cases[f"batch{n}"] = (
-            lambda n=n: run_single_envs([old_env() for _ in range(n)], args.seed, actions[:n], args.vec_steps, field),
-            lambda n=n, vec=vec: run_vector_env(vec, args.seed, actions[:n], args.vec_steps, field),
+            ("loop", lambda n=n: run_single_envs([single_env() for _ in range(n)], args.seed, actions[:n],
+                                                 args.vec_steps, field)),
+            ("vector", lambda n=n, vec=vec: run_vector_env(vec, args.seed, actions[:n], args.vec_steps, field)),
         )
     return cases
 
 
-def env_benchmark(name: str, cases: dict[str, tuple], args: argparse.Namespace, argv: Sequence[str] | None,
-                  checkpoint: str, model: torch.nn.Module, decoding: str) -> dict[str, Any]:
-    """Run `cases` side by side and describe the run: headline ratios, the prompt-lookup bound, settings;
-    plus the new env at batch 1 with the lean decode step against transformers' forward (`lean_decode_batch1`,
-    "old" = transformers' forward, "new" = the lean step; same env, same predictions)."""
-    results = side_by_side(cases, args.rounds)
-    new_single = cases["batch1"][1]
-    lean = side_by_side({"batch1": (lean_decode(False)(new_single), new_single)}, args.rounds)["batch1"]
+def env_benchmark(name: str, env_id: str, world_model: Any, single_env: Callable[[], Any], actions: list[list[str]],
+                  args: argparse.Namespace, argv: Sequence[str] | None, field: str, decoding: str) -> dict[str, Any]:
+    """Run side by side, for each N in `--num-envs`, N single envs in a loop vs the vector env of N (`cases`),
+    and one env with its decode steps through transformers' forward vs the lean step (`lean_decode_batch1`);
+    describe the run: headline figures, the prompt-lookup bound, settings."""
+    cases = env_cases(env_id, single_env, world_model, actions, args, field)
+    results = {case: side_by_side(*sides, args.rounds) for case, sides in cases.items()}
+
+    def one_env() -> tuple[float, list[list[str | None]]]:
+        return run_single_envs([single_env()], args.seed, actions, args.steps, field)
+
+    lean = side_by_side(("transformers_forward", lean_decode(False)(one_env)), ("lean", lean_decode(True)(one_env)),
+                        args.rounds)
     return {
         "benchmark": name,
         "command": f"python benchmarks/{name}.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "checkpoint": display_path(checkpoint),
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "baseline_rev": args.baseline_rev,
+        "checkpoint": display_path(world_model.checkpoint),
+        "parameters": sum(p.numel() for p in world_model.model.parameters()),
         "sampler": sampler_state(),
         "torch_threads": args.threads,
-        **headline_figures(results, args.num_envs),
+        **headline_figures(results, lean, args.num_envs),
         "decoding": decoding,
-        "prompt_lookup_bound": prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1]),
+        "prompt_lookup_bound": prompt_lookup_bound(cases[f"batch{max(args.num_envs)}"][1][1]),
         "cases": results,
         "lean_decode_batch1": lean,
         "machine": machine_record("2 shared cores under other load: ratios are meaningful, absolute rates are not"),
@@ -253,16 +239,15 @@ def start_actions(env_factory: Callable[[], Any], seed: int, count: int) -> list
 
 def env_benchmark_parser(description: str | None, checkpoint: str | None, checkpoint_help: str | None, steps: int,
                          num_envs: list[int], vec_steps: int, rounds: int) -> argparse.ArgumentParser:
-    """The command line of an old-vs-new env benchmark (this one's and benchmarks/web_env.py's), with their defaults."""
+    """The command line of an LM world-model env benchmark (this one's and benchmarks/web_env.py's), with their defaults."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", default=checkpoint, help=checkpoint_help)
     parser.add_argument("--steps", type=int, default=steps, help="env steps at batch 1 per round")
     parser.add_argument("--num-envs", type=int, nargs="+", default=num_envs, help="vector env sizes")
     parser.add_argument("--vec-steps", type=int, default=vec_steps, help="vector env steps per round")
-    parser.add_argument("--rounds", type=int, default=rounds, help="alternating old/new rounds per case")
+    parser.add_argument("--rounds", type=int, default=rounds, help="alternating rounds per comparison")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--baseline-rev", default=BASELINE_REV, help="git revision of the old env module")
     parser.add_argument("--out", default=None, help="also write the JSON here")
     return parser
 
@@ -272,19 +257,14 @@ def main(argv: list[str] | None = None) -> int:
                                   num_envs=[4, 16], vec_steps=3, rounds=3)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    old = baseline_module("envs/textgame/world_model_env.py", args.baseline_rev)
-    old_model, new_model = old.TextGameWorldModel(args.checkpoint), TextGameWorldModel(args.checkpoint)
+    world_model = TextGameWorldModel(args.checkpoint)
 
-    def old_env() -> Any:
-        return old.TextGameWorldModelEnv(world_model=old_model)
+    def single_env() -> Any:
+        return TextGameWorldModelEnv(world_model=world_model)
 
-    def new_env() -> Any:
-        return TextGameWorldModelEnv(world_model=new_model)
-
-    actions = start_actions(new_env, args.seed, max(args.num_envs))
-    cases = env_cases("RLVRWorld-TextGame-v0", old_env, new_env, new_model, actions, args, "raw_output")
-    result = env_benchmark("textgame_env", cases, args, argv, new_model.checkpoint, new_model.model,
-                           "greedy (temperature 0), the env default")
+    actions = start_actions(single_env, args.seed, max(args.num_envs))
+    result = env_benchmark("textgame_env", "RLVRWorld-TextGame-v0", world_model, single_env, actions, args, argv,
+                           "raw_output", "greedy (temperature 0), the env default")
     result["ground_truth_env_steps_per_s"] = round(ground_truth_steps_per_second(2000, args.seed), 1)
     emit_json(result, args.out)
     return 0

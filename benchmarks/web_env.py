@@ -1,11 +1,14 @@
-"""Steps per second of RLVRWorld-Web-v0, new env path vs the old one, side by side in one run.
+"""Steps per second of RLVRWorld-Web-v0 with today's code: side by side in one run, at equal work.
 
-As benchmarks/textgame_env.py (whose driver this reuses): the old path is the env module as committed at
-`--baseline-rev`, both sides run the same checkpoint greedily from the same recorded start pages with
-the same actions (clicks on the page's first links), the run checks that they predict identical text,
-and the ratios are medians of per-round ratios of alternating rounds.
+As benchmarks/textgame_env.py (whose driver this reuses), on the web world model, greedy, from the same
+recorded start pages with the same actions (clicks on the page's first links); each run checks that both
+sides predict identical text, and the ratios are medians of per-round ratios of alternating rounds:
 
-    python benchmarks/web_env.py --out benchmarks/results/web_env.json
+- batch N (`cases`): N single envs stepped in a loop vs `gym.make_vec(..., num_envs=N)` (one batched
+  generation per step);
+- batch 1 (`lean_decode_batch1`): one env, decode steps through transformers' forward vs the lean step.
+
+    python benchmarks/web_env.py --steps 3 --num-envs 8 --vec-steps 2 --rounds 2 --out benchmarks/results/web_env.json
 """
 
 from __future__ import annotations
@@ -16,12 +19,7 @@ from typing import Any
 
 import torch
 from rlvr_sim.envs.web.world_model_env import DEFAULT_CHECKPOINT, LMWebWorldModel, WebWorldModelEnv
-from textgame_env import (
-    baseline_module,
-    env_benchmark,
-    env_benchmark_parser,
-    env_cases,
-)
+from textgame_env import env_benchmark, env_benchmark_parser
 
 import rlvr_sim  # noqa: F401  (registers the env ids)
 from rlvr_sim.reporting import emit_json
@@ -41,20 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = env_benchmark_parser(__doc__, str(DEFAULT_CHECKPOINT), None, steps=3, num_envs=[8], vec_steps=2, rounds=2)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    old = baseline_module("envs/web/world_model_env.py", args.baseline_rev)
-    old_model = old.LMWebWorldModel.from_checkpoint(args.checkpoint, temperature=0.0)
-    new_model = LMWebWorldModel.from_checkpoint(args.checkpoint, temperature=0.0)
+    world_model = LMWebWorldModel.from_checkpoint(args.checkpoint, temperature=0.0)
 
-    def old_env() -> Any:
-        return old.WebWorldModelEnv(world_model=old_model)
+    def single_env() -> Any:
+        return WebWorldModelEnv(world_model=world_model)
 
-    def new_env() -> Any:
-        return WebWorldModelEnv(world_model=new_model)
-
-    actions = start_actions(new_env(), args.seed, max(args.num_envs))
-    cases = env_cases("RLVRWorld-Web-v0", old_env, new_env, new_model, actions, args, "raw_prediction")
-    result = env_benchmark("web_env", cases, args, argv, args.checkpoint, new_model.model,
-                           "greedy (temperature 0) on both sides")
+    actions = start_actions(single_env(), args.seed, max(args.num_envs))
+    result = env_benchmark("web_env", "RLVRWorld-Web-v0", world_model, single_env, actions, args, argv,
+                           "raw_prediction", "greedy (temperature 0)")
     emit_json(result, args.out)
     return 0
 

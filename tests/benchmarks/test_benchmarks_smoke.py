@@ -1,6 +1,8 @@
 """Smoke tests of benchmarks/sampler.py, benchmarks/grpo_vs_trl.py (--quick: tiny model, tiny shapes),
-benchmarks/grpo_lean_decode.py and
-benchmarks/video_env.py (the visual PushT env beside the pose env, equal work, alternating rounds)."""
+benchmarks/grpo_lean_decode.py,
+benchmarks/video_env.py (the visual PushT env beside the pose env, equal work, alternating rounds) and
+benchmarks/textgame_env.py / web_env.py (today's env side by side with itself: loop vs vector env, transformers'
+forward vs the lean decode step)."""
 
 import importlib.util
 import json
@@ -252,3 +254,29 @@ def test_pusht_planning_times_batched_and_batch1_planning_at_equal_work(tmp_path
     paired = [b / o for b, o in zip(rates["batched"], rates["batch1"])]  # the same round's two sides
     assert within(written["batched_over_batch1_paired_rounds"]["model_frames_per_s"], paired, rounding=0.002)
     assert written["gym_pusht"]["decisions_per_s"] > 0 and len(written["gym_pusht"]["rounds"]) == 2
+
+
+def test_textgame_env_compares_todays_code_at_equal_work(tmp_path):
+    bench = load_script("textgame_env")
+    out = tmp_path / "textgame_env.json"
+    result = bench.main(["--steps", "1", "--num-envs", "2", "--vec-steps", "1", "--rounds", "2", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert result == 0 and "baseline_rev" not in written
+    # (comparison, side A, side B, world steps per round): 2 worlds x 1 step, 1 env x 1 step
+    for case, a, b, work in ((written["cases"]["batch2"], "loop", "vector", 2),
+                             (written["lean_decode_batch1"], "transformers_forward", "lean", 1)):
+        assert case["identical_predictions"] and case["predicted_steps_per_round"] == work, (a, b)
+        assert len(case[f"{a}_seconds"]) == len(case[f"{b}_seconds"]) == 2
+        assert ratio_within(case[f"speedup_{b}_vs_{a}"], case[f"{a}_seconds"], case[f"{b}_seconds"], rounding=0.01)
+    assert written["batched_speedup"] == written["vector_env_batch2_vs_loop_of_2"] == written["cases"]["batch2"][
+        "speedup_vector_vs_loop"]
+    assert written["world_model_env_steps_per_s_batch1"] == written["lean_decode_batch1"]["lean_steps_per_s"]
+
+
+@pytest.mark.parametrize("name", ["textgame_env", "web_env"])
+def test_env_benchmarks_refuse_the_removed_baseline_rev(name, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # web_env imports textgame_env's driver
+    bench = load_script(name)
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--baseline-rev", "a5bb902"])
+    assert exit_info.value.code == 2 and "--baseline-rev" in capsys.readouterr().err
