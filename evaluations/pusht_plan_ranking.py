@@ -25,12 +25,11 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from rlvr_sim.evaluations.pusht_planning import RealPushT, load_goals
+
 from rlvr_sim.metrics.stats import bootstrap_ci
 from rlvr_sim.reporting import add_out_argument
 from rlvr_sim.resources import results_dir
