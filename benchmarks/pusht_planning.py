@@ -58,6 +58,8 @@ class RecordedModel:
         self.states: list[np.ndarray] = []
         self.followed = True
         self.frames = 0
+        self.rollout_seconds = 0.0
+        self.world_seconds = 0.0
 
     def rollout(self, start: Any, actions: np.ndarray) -> np.ndarray:
         actions = np.asarray(actions, dtype=np.float64)
@@ -65,11 +67,13 @@ class RecordedModel:
             recorded = self.script[len(self.calls)]
             self.followed = self.followed and actions.shape == recorded.shape and bool(np.array_equal(actions, recorded))
             actions = recorded
+        began = time.perf_counter()
         if self.batch is None:
             states = self.model.rollout(start, actions)
         else:
             states = np.concatenate([self.model.rollout(start, actions[i:i + self.batch])
                                      for i in range(0, len(actions), self.batch)])
+        self.rollout_seconds += time.perf_counter() - began
         self.calls.append(actions.copy())
         self.states.append(states)
         self.frames += actions.shape[0] * actions.shape[1]
