@@ -59,7 +59,6 @@ class RecordedModel:
         self.followed = True
         self.frames = 0
         self.rollout_seconds = 0.0
-        self.world_seconds = 0.0
 
     def rollout(self, start: Any, actions: np.ndarray) -> np.ndarray:
         actions = np.asarray(actions, dtype=np.float64)
