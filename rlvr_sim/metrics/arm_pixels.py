@@ -27,6 +27,8 @@ PALETTE = {
 }
 LABELS = {name: index for index, name in enumerate(PALETTE)}
 _PALETTE_ARRAY = np.array(list(PALETTE.values()), dtype=np.float64)
+POSITION_ERROR_CAP = 32.0  # px: an object lost from a predicted frame counts as this far off (half a 64x64 frame)
+WORST_OBJECT_SCORE = 2 * POSITION_ERROR_CAP
 MIN_PIXELS = 1  # fewer labelled pixels than this and the object counts as not visible (NaN)
 
 
@@ -69,9 +71,35 @@ def judge_puck(frames: np.ndarray) -> np.ndarray:
     return _centroids(colour_labels(frames), LABELS["puck"])
 
 
+def judge_states(frames: np.ndarray) -> np.ndarray:
+    """(N, H, W, 3) uint8 frames -> (N, 4) tip x, y and puck x, y in pixels of those frames (NaN: not visible);
+    the arm's counterpart of `rlvr_sim.metrics.pusht_pixels.judge_states`, from one labelling pass."""
+    labels = colour_labels(frames)
+    return np.concatenate([_centroids(labels, LABELS["tip"]), _centroids(labels, LABELS["puck"])], axis=1)
+
+
+def object_errors(pred: np.ndarray, gold: np.ndarray, cap: float = POSITION_ERROR_CAP) -> dict[str, np.ndarray]:
+    """Per-frame `tip_px` and `puck_px` errors between (N, 4) predicted and true `judge_states`, each capped at
+    `cap`: an object the prediction lost while the truth shows it scores the cap; hidden in both, 0."""
+    pred, gold = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
+    if pred.shape != gold.shape or pred.ndim != 2 or pred.shape[1] != 4:
+        raise ValueError(f"expected two (N, 4) arm state arrays (tip x, y, puck x, y), got {pred.shape} and {gold.shape}")
+    out = {}
+    for name, cols in (("tip_px", slice(0, 2)), ("puck_px", slice(2, 4))):
+        error = np.minimum(np.nan_to_num(np.linalg.norm(pred[:, cols] - gold[:, cols], axis=1), nan=cap), cap)
+        out[name] = np.where(np.isnan(pred[:, cols.start]) & np.isnan(gold[:, cols.start]), 0.0, error)
+    return out
+
+
+def object_score(errors: dict[str, np.ndarray]) -> np.ndarray:
+    """One number per frame, lower is better, in [0, WORST_OBJECT_SCORE]: tip px + puck px."""
+    return errors["tip_px"] + errors["puck_px"]
+
+
 def world_to_px(points: np.ndarray, size: int) -> np.ndarray:
     """Scene units (..., 2) -> continuous pixel coordinates of a size x size frame."""
     return np.asarray(points, dtype=np.float64) * (size / WORLD_SIZE)
 
 
-__all__ = ["LABELS", "PALETTE", "WORLD_SIZE", "colour_labels", "judge_puck", "judge_tip", "world_to_px"]
+__all__ = ["LABELS", "PALETTE", "POSITION_ERROR_CAP", "WORLD_SIZE", "WORST_OBJECT_SCORE", "colour_labels", "judge_puck",
+           "judge_states", "judge_tip", "object_errors", "object_score", "world_to_px"]

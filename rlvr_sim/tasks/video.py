@@ -18,7 +18,7 @@ x_t's T body frame (`VideoCodec`); a rollout computes those forced tokens from i
   the model generates f_k.
 Reward, by `reward_kind`: predicted codes are decoded (with the true anchor frame) and each predicted
 frame is scored against the true frame, averaged over frames: "perceptual" -(MAE + LPIPS) (the paper's;
-[0, 1] pixels, LPIPS on [-1, 1]), "object" -(agent px + T px + T angle / 5) read by the pixel judge,
+[0, 1] pixels, LPIPS on [-1, 1]), "object" -(agent px + T px + T angle / 5) read by the pixel judge (on the arm: tip px + puck px),
 "both" their sum (object / 10). An optional repetition penalty subtracts `repetition_penalty` when a
 predicted frame repeats the one before it where the truth changed (`rlvr_sim.metrics.video.repetition_rate`).
 A completion too short for the layout gets `worst_reward`; a frame holding a non-code token (an action or
@@ -36,14 +36,23 @@ from typing import Any
 
 import numpy as np
 
-from rlvr_sim.metrics.pusht_pixels import MAX_PENETRATION, WORST_OBJECT_SCORE
+from rlvr_sim.metrics import arm_pixels, pusht_pixels
+from rlvr_sim.metrics.pusht_pixels import MAX_PENETRATION
 from rlvr_sim.tasks.base import Example, GenerationSpec
 
 WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable prediction scores lower
 # reward_kind: "perceptual" -(MAE + LPIPS) (the paper's), "object" -(agent + block position error in px
-# at 64x64 + angle error / 5 degrees) read by the pixel judge on decoded frames (each term capped, see
+# at 64x64 + angle error / 5 degrees; on the arm, tip + puck px) read by the scene's pixel judge on decoded frames (each term capped, see
 # rlvr_sim.metrics.pusht_pixels.object_errors), "both" their sum with the object score scaled by 1/10.
 REWARD_KINDS = ("perceptual", "object", "both")
+# the scenes whose objects a pixel judge reads off any frame, true or predicted: each module has `judge_states`,
+# `object_errors`, `object_score` and `WORST_OBJECT_SCORE` (PushT: agent px + T px + angle / 5; arm: tip px + puck px)
+SCENE_JUDGES = {"pusht": pusht_pixels, "arm": arm_pixels}
+
+
+def scene_judge(scene: str) -> Any:
+    """The pixel-judge module of `scene` (see SCENE_JUDGES), None for a scene without one."""
+    return SCENE_JUDGES.get(scene)
 # augment: "d4" trains on every window under the eight symmetries of the square arena (pose codes only);
 AUGMENTS = ("none", "d4", "d4_shift")
 # layout: "pose" = each frame's pose codes; "relational" = agent codes + the T's body-frame displacement,
@@ -340,8 +349,9 @@ class VideoTask:
 
     `camera` picks a LeRobot dataset's camera (its first video feature by default).
     `scene` names what the frames show and is saved with the checkpoint: "pusht" (the default) enables the
-    PushT pixel judge (object reward, object-level tables) and the env's gym-pusht task signal; any other
-    name (e.g. "arm", or a user's robot) gets the pixel reward and no task signal."""
+    PushT pixel judge (object reward, object-level tables) and the env's gym-pusht task signal; "arm" the
+    arm's tip and puck judge (object reward and tables, no task signal); any other name (a user's robot)
+    gets the pixel reward only."""
 
     name = "pusht"
 
@@ -396,15 +406,18 @@ class VideoTask:
             self.settings["extra_train_dirs"] = [str(d) for d in extra_train_dirs]
         if reward_kind not in REWARD_KINDS:
             raise ValueError(f"reward_kind must be one of {REWARD_KINDS}, got {reward_kind!r}")
-        if reward_kind != "perceptual" and scene != "pusht":
-            raise ValueError(f"reward_kind={reward_kind!r} reads PushT poses with the pixel judge; scene {scene!r} "
-                             "has no judge: use reward_kind='perceptual'")
+        self.judge = scene_judge(scene)
+        if reward_kind != "perceptual" and self.judge is None:
+            raise ValueError(f"reward_kind={reward_kind!r} reads objects off frames with a scene's pixel judge; "
+                             f"scene {scene!r} has none (judged scenes: {', '.join(SCENE_JUDGES)}): "
+                             "use reward_kind='perceptual'")
         self.reward_kind = reward_kind
         if contact_weight < 0 or not np.isfinite(contact_weight):
             raise ValueError(f"contact_weight must be a finite number >= 0, got {contact_weight}")
         self.contact_weight = float(contact_weight)
-        self.worst_reward = {"perceptual": WORST_REWARD, "object": -WORST_OBJECT_SCORE,
-                             "both": WORST_REWARD - WORST_OBJECT_SCORE / 10}[reward_kind]
+        worst_object = self.judge.WORST_OBJECT_SCORE if self.judge is not None else 0.0
+        self.worst_reward = {"perceptual": WORST_REWARD, "object": -worst_object,
+                             "both": WORST_REWARD - worst_object / 10}[reward_kind]
         self.worst_reward -= self.contact_weight * MAX_PENETRATION
         self.frame_tokenizer = load_frame_tokenizer(tokenizer_dir)
         self.image_size = self.frame_tokenizer.config.image_size
@@ -660,22 +673,20 @@ class VideoTask:
         return frames.reshape(n, f, *frames.shape[1:])
 
     def gold_states(self, split: str, rows: np.ndarray, first: np.ndarray, n_frames: int) -> np.ndarray:
-        """(N, n_frames, 5) judged states of the true frames x_first..x_{first+n_frames-1} (cached)."""
-        from rlvr_sim.metrics.pusht_pixels import judge_states
-
+        """(N, n_frames, D) judged states of the true frames x_first..x_{first+n_frames-1} (cached; D is the
+        scene judge's: 5 for PushT, 4 for the arm)."""
         w = self.windows[split]
-        out = np.zeros((len(rows), n_frames, 5))
-        for i, (r, f) in enumerate(zip(rows, first)):
+        out = []
+        for r, f in zip(rows, first):
             for t in range(n_frames):
                 key = (split, int(r), int(f) + t)
                 if key not in self._gold_cache:
-                    self._gold_cache[key] = judge_states(w.future[r, f - 1 + t][None])[0]
-                out[i, t] = self._gold_cache[key]
-        return out
+                    self._gold_cache[key] = self.judge.judge_states(w.future[r, f - 1 + t][None])[0]
+                out.append(self._gold_cache[key])
+        return np.asarray(out).reshape(len(rows), n_frames, -1)
 
     def frame_scores(self, pred: np.ndarray, gold: np.ndarray, gold_states: np.ndarray | None = None) -> np.ndarray:
         """Per-frame score (lower is better) of (N, F, S, S, 3) predicted vs true frames, by `reward_kind`."""
-        from rlvr_sim.metrics.pusht_pixels import judge_states, object_errors, object_score
         from rlvr_sim.metrics.video import mae
 
         n, f = pred.shape[:2]
@@ -684,8 +695,9 @@ class VideoTask:
         if self.reward_kind in ("perceptual", "both"):
             score += mae(flat_pred, flat_gold) + self.perceptual(flat_pred, flat_gold)
         if self.reward_kind in ("object", "both"):
-            truth = judge_states(flat_gold) if gold_states is None else gold_states.reshape(-1, 5)
-            objects = object_score(object_errors(judge_states(flat_pred), truth))
+            judge = self.judge
+            truth = judge.judge_states(flat_gold) if gold_states is None else gold_states.reshape(n * f, -1)
+            objects = judge.object_score(judge.object_errors(judge.judge_states(flat_pred), truth))
             score += objects if self.reward_kind == "object" else objects / 10
         return score.reshape(n, f)
 
