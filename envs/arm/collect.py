@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from rlvr_sim.envs.collecting import collector_parser
+from tqdm import tqdm
 
 ENV_ID = "RLVRSim/ArmReach-v0"
 SEGMENTS = ("far", "sweep", "jitter", "push")
@@ -118,7 +119,7 @@ def collect(out: str | Path, episodes: int, seed: int = 0, max_steps: int = 80, 
     env = ArmReachEnv(observation_size=image_size, render_mode=None)
     paths = []
     try:
-        for index in range(episodes):
+        for index in tqdm(range(episodes), desc="collect arm", unit="episode", leave=False):
             episode_seed = int(rng.integers(0, 2**31 - 1))
             arrays = rollout_episode(env, episode_seed, max_steps, mix)
             path = out / f"arm_{index:05d}.npz"

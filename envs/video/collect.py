@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from rlvr_sim.envs.collecting import collector_parser, load_class
+from tqdm import tqdm
 
 ENV_ID = "gym_pusht/PushT-v0"
 DEFAULT_MIX = "expert:2,good:3,mediocre:3,poor:2,jitter:1,random:1"
@@ -97,7 +98,7 @@ def collect(
     weights = np.array([w for _, w in mix_pairs], dtype=np.float64)
     rng = np.random.default_rng(seed)
     paths = []
-    for index in range(episodes):
+    for index in tqdm(range(episodes), desc="collect pusht", unit="episode", leave=False):
         policy_name = names[int(rng.choice(len(names), p=weights / weights.sum()))]
         episode_seed = int(rng.integers(0, 2**31 - 1))
         arrays = rollout_episode(policy_name, episode_seed, max_steps, action_repeat, image_size, policy_class)

@@ -15,6 +15,7 @@ from rlvr_sim.tasks import make_task  # noqa: E402
 @pytest.fixture(scope="module")
 def arm_setup(tmp_path_factory):
     from rlvr_sim.envs.arm.collect import collect
+
     from rlvr_sim.resources import asset_path
 
     root = tmp_path_factory.mktemp("arm_task")
