@@ -41,6 +41,7 @@ from rlvr_sim.envs.collecting import (
 from rlvr_sim.envs.web.browser_env import BrowserEnv
 from rlvr_sim.envs.web.tasks import WEB_TASKS
 from rlvr_sim.envs.web.tree import format_changes, item_changes, split_header
+from tqdm import tqdm
 
 from rlvr_sim.data.wma import WebTransition, load_web_transitions, to_wma_record
 from rlvr_sim.tasks.web import tree_body
@@ -174,7 +175,7 @@ def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: fl
     env = BrowserEnv(max_steps=max_steps)
     files = {split: (out / f"{split}.jsonl").open("w", encoding="utf-8") for split in counts}
     try:
-        for episode in range(episodes):
+        for episode in tqdm(range(episodes), desc="collect web", unit="episode", leave=False):
             episode_split = "test" if rng.random() < test_fraction else "train"  # drawn in both modes: same data
             task = WEB_TASKS[int(rng.integers(len(WEB_TASKS)))]
             tree, info = env.reset(seed=seed + episode, options={"task_id": task.task_id})
