@@ -15,7 +15,9 @@ if ! ldconfig -p | grep -q "libEGL_mesa.so"; then
 fi
 export SDL_VIDEODRIVER=dummy MUJOCO_GL=egl
 set +e
-python -m pytest -q -p no:cacheprovider "$@"
+# one pytest worker per core (pytest-xdist), each test file on one worker (its module fixtures built once);
+# `bash scripts/test.sh -n 0 ...` runs in one process
+python -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -24,6 +24,11 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from rlvr_sim.config import load_config
 from rlvr_sim.rl.trainer import run_training
 
+if os.environ.get("PYTEST_XDIST_WORKER"):  # `-n N` (scripts/test.sh): the cores are shared among the N workers
+    import torch
+
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
+
 if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
     set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "rlvr_sim_hypothesis")
 
