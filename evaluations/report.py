@@ -38,7 +38,9 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("real2sim_pusht/real2sim.md", "Real2Sim on PushT (rollout rates)", "evaluations/real2sim.py --rollout"),
     ("video_visual_pusht.md", "Visual world model on PushT (learned keypoint tokenizer)", "evaluations/video_visual.py --data data/pusht2 --base pusht_visual_base --rlvr pusht_visual_rlvr --pose pusht_pose_base --out evaluations/results/video_visual_pusht"),
     ("video_visual_pusht_perceptual.md", "Visual world model on PushT, RLVR with the paper's -(MAE + LPIPS) reward", "evaluations/video_visual.py --data data/pusht2 --base pusht_visual_base --rlvr pusht_visual_rlvr_perceptual --windows 128 --best-of 4 --starts 16 --threads 2 --out evaluations/results/video_visual_pusht_perceptual"),
-    ("video_visual_arm.md", "Visual world model of the MuJoCo arm", "evaluations/video_visual.py --data data/arm --base arm_visual_base --windows 64 --best-of 4 --starts 16 --threads 2 --out evaluations/results/video_visual_arm"),
+    ("video_visual_arm.md", "Visual world model of the MuJoCo arm", "evaluations/video_visual.py --data data/arm --base arm_visual_base --rlvr arm_visual_rlvr --windows 64 --best-of 4 --starts 16 --threads 1 --out evaluations/results/video_visual_arm"),
+    ("pusht_planning.md", "Planning in PushT: goal 25 env steps ahead (stable-worldmodel's protocol)", "evaluations/pusht_planning.py --offsets 25 (the exact command heads the table)"),
+    ("pusht_planning_50/pusht_planning.md", "Planning in PushT: goal 50 env steps ahead", "evaluations/pusht_planning.py --offsets 50 (the exact command heads the table)"),
     ("real2sim_visual/real2sim.md", "Real2Sim on PushT with the visual world model", "evaluations/real2sim.py --rollout --sims real,learned:pusht_pose_base,learned:pusht_visual_base --out evaluations/results/real2sim_visual"),
 ]
 

@@ -66,6 +66,7 @@ PUSHT_TARGETS = np.array([(60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 
 
 @pytest.mark.parametrize("checkpoint, targets, where, bound", [
     ("arm_visual_base", ARM_TARGETS, _arm_tip, 3.0),
+    ("arm_visual_rlvr", ARM_TARGETS, _arm_tip, 3.0),
     ("pusht_visual_base", PUSHT_TARGETS, _pusht_agent, 2.0),
     ("pusht_visual_rlvr", PUSHT_TARGETS, _pusht_agent, 2.0),
 ])
