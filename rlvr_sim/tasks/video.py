@@ -18,9 +18,10 @@ x_t's T body frame (`VideoCodec`); a rollout computes those forced tokens from i
   the model generates f_k.
 Reward, by `reward_kind`: predicted codes are decoded (with the true anchor frame) and each predicted
 frame is scored against the true frame, averaged over frames: "perceptual" -(MAE + LPIPS) (the paper's;
-[0, 1] pixels, LPIPS on [-1, 1]), "object" -(agent px + T px + T angle / 5) read by the pixel judge (on the arm: tip px + puck px),
-"both" their sum (object / 10). An optional repetition penalty subtracts `repetition_penalty` when a
-predicted frame repeats the one before it where the truth changed (`rlvr_sim.metrics.video.repetition_rate`).
+[0, 1] pixels, LPIPS on [-1, 1]), "object" -(agent px + T px + T angle / 5) read by the pixel judge (on the
+arm: tip px + puck px), "both" their sum (object / 10). An optional repetition penalty subtracts
+`repetition_penalty` when a predicted frame repeats the one before it where the truth changed
+(`rlvr_sim.metrics.video.repetition_rate`).
 A completion too short for the layout gets `worst_reward`; a frame holding a non-code token (an action or
 special token where a frame token belongs) is scored as the worst frame.
 """
@@ -42,8 +43,9 @@ from rlvr_sim.tasks.base import Example, GenerationSpec
 
 WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable prediction scores lower
 # reward_kind: "perceptual" -(MAE + LPIPS) (the paper's), "object" -(agent + block position error in px
-# at 64x64 + angle error / 5 degrees; on the arm, tip + puck px) read by the scene's pixel judge on decoded frames (each term capped, see
-# rlvr_sim.metrics.pusht_pixels.object_errors), "both" their sum with the object score scaled by 1/10.
+# at 64x64 + angle error / 5 degrees; on the arm, tip + puck px) read by the scene's pixel judge on decoded
+# frames (each term capped, see rlvr_sim.metrics.pusht_pixels.object_errors), "both" their sum with the object
+# score scaled by 1/10.
 REWARD_KINDS = ("perceptual", "object", "both")
 # the scenes whose objects a pixel judge reads off any frame, true or predicted: each module has `judge_states`,
 # `object_errors`, `object_score` and `WORST_OBJECT_SCORE` (PushT: agent px + T px + angle / 5; arm: tip px + puck px)
@@ -53,6 +55,8 @@ SCENE_JUDGES = {"pusht": pusht_pixels, "arm": arm_pixels}
 def scene_judge(scene: str) -> Any:
     """The pixel-judge module of `scene` (see SCENE_JUDGES), None for a scene without one."""
     return SCENE_JUDGES.get(scene)
+
+
 # augment: "d4" trains on every window under the eight symmetries of the square arena (pose codes only);
 AUGMENTS = ("none", "d4", "d4_shift")
 # layout: "pose" = each frame's pose codes; "relational" = agent codes + the T's body-frame displacement,
