@@ -125,6 +125,21 @@ def test_shell_commands_run_in_the_order_shown(tmp_path):
     assert (root / "run.gif").stat().st_size > 0
 
 
+def test_the_install_lines_cover_the_extras_the_commands_need():
+    """The suite runs with every extra installed, so a README command that needs one the README's install lines
+    leave out would pass here and fail for a user (a fresh venv did: the LeRobot pipeline needs `[data]`)."""
+    installed = set()
+    for command in shell_commands():
+        match = re.match(r"""pip install ["']?\.\[([\w,]+)\]""", command)
+        if match:
+            installed |= set(match.group(1).split(","))
+    needs = {"python training/video_pipeline.py --data tests/fixtures/lerobot": {"video", "data"},
+             "rlvr-sim view": {"video"}}
+    for prefix, extras in needs.items():
+        if any(c.startswith(prefix) for c in shell_commands()):
+            assert extras <= installed, f"{prefix} needs the extras {sorted(extras - installed)}: add them to Install"
+
+
 def test_grpo_before_sft_names_the_command_to_run_first(tmp_path):
     """From a fresh clone, the README's GRPO line alone fails, and its error says which command to run first."""
     root = _clone_like(tmp_path)
