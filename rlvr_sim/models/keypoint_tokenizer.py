@@ -34,6 +34,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from rlvr_sim.models.frames import check_frames, frames_to_tensor
 from rlvr_sim.models.tokenizer_checkpoint import load_tokenizer, save_tokenizer
 
 FOREGROUND_LEVEL = 0.1  # a pixel this far (max channel, [0, 1]) from the background is fully foreground
@@ -190,15 +191,9 @@ class KeypointTokenizer(nn.Module):
 
     # ---- the frame-tokenizer API (uint8 frames, integer codes), as the env and task call it ----
     def _check_frames(self, frames: np.ndarray, what: str) -> np.ndarray:
-        frames = np.asarray(frames)
-        size = self.config.image_size
-        if frames.ndim != 4 or frames.shape[1:] != (size, size, 3) or frames.dtype != np.uint8:
-            raise ValueError(f"{what} must be uint8 of shape (N, {size}, {size}, 3), got {frames.dtype} {frames.shape}")
-        return frames
+        return check_frames(frames, self.config.image_size, what)
 
-    @staticmethod
-    def _to_tensor(frames: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.ascontiguousarray(frames)).float().permute(0, 3, 1, 2) / 255.0
+    _to_tensor = staticmethod(frames_to_tensor)
 
     @torch.inference_mode()
     def encode(self, frames: np.ndarray, context: np.ndarray | None = None, mode: str = "absolute",

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from rlvr_sim.models.frames import check_frames, frames_to_tensor
 from rlvr_sim.models.tokenizer_checkpoint import CONFIG_FILE, WEIGHTS_FILE, load_tokenizer, save_tokenizer
 
 ABSOLUTE, CONDITIONAL = "absolute", "conditional"
@@ -195,16 +196,10 @@ class FrameTokenizer(nn.Module):
 
     # ---- numpy API (uint8 frames in, uint8 frames out) ----
 
-    @staticmethod
-    def _to_tensor(frames: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.ascontiguousarray(frames)).float().permute(0, 3, 1, 2) / 255.0
+    _to_tensor = staticmethod(frames_to_tensor)
 
     def _check_frames(self, frames: np.ndarray, what: str) -> np.ndarray:
-        frames = np.asarray(frames)
-        size = self.config.image_size
-        if frames.ndim != 4 or frames.shape[1:] != (size, size, 3) or frames.dtype != np.uint8:
-            raise ValueError(f"{what} must be uint8 of shape (N, {size}, {size}, 3), got {frames.dtype} {frames.shape}")
-        return frames
+        return check_frames(frames, self.config.image_size, what)
 
     @torch.no_grad()
     def encode(self, frames: np.ndarray, context: np.ndarray | None = None, mode: str = ABSOLUTE,
