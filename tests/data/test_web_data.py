@@ -16,7 +16,11 @@ from rlvr_sim.data.wma import (
 )
 from rlvr_sim.metrics.web import item_change_f1
 
-SAMPLE = Path(__file__).resolve().parents[3].joinpath("shared", "samples", "wma_webarena_sample_tao_annotated.json")
+# WMA-format files: the project's own (tests/fixtures/wma, written by the web collector; tests/fixtures/README.md)
+# always, and the real WebArena sample too where this machine has it (a parameter, not a skip)
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "wma" / "sample.json"
+REAL = Path(__file__).resolve().parents[3].joinpath("shared", "samples", "wma_webarena_sample_tao_annotated.json")
+SAMPLES = [FIXTURE] + ([REAL] if REAL.exists() else [])
 TREE = "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True\n\t[2] link 'Orders'"
 GOLD = "New items:\nNone\n\nDeleted items:\nNone\n\nUpdated items:\n[1] RootWebArea 'Orders' focused: True"
 RECORD = {"objective": "Open orders", "current_action": "click [2] where [2] is link 'Orders'", "observation": TREE,
@@ -25,11 +29,10 @@ RECORD = {"objective": "Open orders", "current_action": "click [2] where [2] is 
           "updated_items": "[1] RootWebArea 'Orders' focused: True", "next_state_tao": GOLD}
 
 
-def test_real_wma_sample_loads_unchanged():
-    if not SAMPLE.exists():
-        pytest.skip("WMA format sample not present on this machine")
-    raw = json.loads(SAMPLE.read_text())
-    transitions = load_wma(SAMPLE)
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda path: path.parent.name)
+def test_wma_sample_loads_unchanged(sample):
+    raw = json.loads(sample.read_text())
+    transitions = load_wma(sample)
     assert len(transitions) == len(raw) == 10
     for record, transition in zip(raw, transitions):
         assert transition.gold == record["next_state_tao"]

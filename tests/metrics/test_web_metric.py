@@ -1,5 +1,8 @@
 """Item-change F1: documented edge cases of the default scorer and the rlvr-world compatibility mode."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from rlvr_sim.metrics.web import item_change_f1, parse_item_sections
@@ -72,14 +75,15 @@ def test_rlvr_world_compat_reproduces_official_quirks():
     assert item_change_f1(GOLD, GOLD, compat="rlvr-world").f1 == 1.0
 
 
-def test_real_wma_gold_answers_score_one_against_themselves():
-    from pathlib import Path
+WMA_SAMPLES = [Path(__file__).resolve().parents[1] / "fixtures" / "wma" / "sample.json"]  # the project's own
+_REAL_WMA = Path(__file__).resolve().parents[3].joinpath("shared", "samples", "wma_webarena_sample_tao_annotated.json")
+WMA_SAMPLES += [_REAL_WMA] if _REAL_WMA.exists() else []  # and the real WebArena sample where this machine has it
 
-    sample = Path(__file__).resolve().parents[3].joinpath("shared", "samples", "wma_webarena_sample_tao_annotated.json")
-    if not sample.exists():
-        pytest.skip("WMA format sample not present on this machine")
-    import json
 
-    for record in json.loads(sample.read_text()):
+@pytest.mark.parametrize("sample", WMA_SAMPLES, ids=lambda path: path.parent.name)
+def test_wma_gold_answers_score_one_against_themselves(sample):
+    records = json.loads(sample.read_text())
+    assert records
+    for record in records:
         assert item_change_f1(record["next_state_tao"], record["next_state_tao"]).f1 == 1.0
         assert item_change_f1(record["next_state_tao"], record["next_state_tao"], compat="rlvr-world").f1 == 1.0
