@@ -19,13 +19,20 @@ from rlvr_sim.models.visual_tokenizer import FrameTokenizer, TokenizerConfig
 from rlvr_sim.tasks.video import VideoCodec
 
 
-def _tiny_checkpoint(root, codec: VideoCodec, tokenizer, horizon: int, frames: np.ndarray) -> str:
-    """A tiny untrained video world model in our checkpoint layout (fast to build and to step)."""
+def _tiny_checkpoint(root, codec: VideoCodec, tokenizer, horizon: int, frames: np.ndarray,
+                     logit_scale: float = 1.0) -> str:
+    """A tiny untrained video world model in our checkpoint layout (fast to build and to step).
+
+    `logit_scale` multiplies the output layer: an untrained model's logits are all near 0, so its greedy choice
+    can sit on a near-tie that float rounding breaks differently at another batch size; scaled, the gaps are
+    far above rounding and a greedy comparison across batch sizes tests the code, not the rounding."""
     import torch
 
     torch.manual_seed(0)
     model = build_model("tiny-5m", codec.vocab_size, 256, hidden_size=32, intermediate_size=64,
                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
+    with torch.no_grad():
+        model.get_output_embeddings().weight.mul_(logit_scale)
     bins = ActionBins(np.array([0.0, 0.0]), np.array([512.0, 512.0]))
     meta = {"video_codec": vars(codec), "action_bins": bins.to_dict(),
             "video_settings": {"horizon": horizon, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
@@ -39,10 +46,13 @@ def _tiny_checkpoint(root, codec: VideoCodec, tokenizer, horizon: int, frames: n
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     """Over the learned FSQ tokenizer (64 + 16 codes), random start frames."""
+    import torch
+
+    torch.manual_seed(0)  # the untrained tokenizer's weights: not whatever RNG state earlier tests on this worker left
     codec = VideoCodec(codebook_size=25, action_dim=2, abs_tokens=64, cond_tokens=16)
     frames = np.random.default_rng(0).integers(0, 256, (4, 64, 64, 3), dtype=np.uint8)
     return _tiny_checkpoint(tmp_path_factory.mktemp("video_ckpt"), codec,
-                            FrameTokenizer(TokenizerConfig(width=8, levels=[5, 5])).eval(), 3, frames)
+                            FrameTokenizer(TokenizerConfig(width=8, levels=[5, 5])).eval(), 3, frames, logit_scale=50.0)
 
 
 @pytest.fixture(scope="module")
