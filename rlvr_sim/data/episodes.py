@@ -94,10 +94,14 @@ def _as_actions(actions: np.ndarray, num_frames: int, where: str) -> np.ndarray:
             f"{where}: `action` has {actions.shape[0]} rows but `image` has {num_frames} frames "
             f"(expected {num_frames} or {num_frames - 1})"
         )
-    actions = actions[: num_frames - 1].astype(np.float32)
+    actions = actions[: num_frames - 1]
     if not np.isfinite(actions).all():
         raise EpisodeFormatError(f"{where}: `action` contains NaN or inf")
-    return actions
+    with np.errstate(over="ignore"):  # reported just below, by name
+        as_float32 = actions.astype(np.float32)
+    if not np.isfinite(as_float32).all():
+        raise EpisodeFormatError(f"{where}: `action` holds values beyond float32's range (|a| > 3.4e38)")
+    return as_float32
 
 
 def _read_npz(path: Path, image_key: str, action_key: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:

@@ -104,6 +104,14 @@ def test_a_valid_episode_loads_with_its_actions(episode_file, t: int, a: int, fr
     assert episode.metadata == {"fps": 10}
 
 
+def test_non_finite_or_float32_overflowing_actions_are_named(episode_file) -> None:
+    images = np.zeros((3, 4, 4, 3), np.uint8)
+    for action, message in ((np.array([[1.0], [np.nan]]), "NaN or inf"), (np.array([[1.0], [1e300]]), "float32's range")):
+        np.savez(episode_file, image=images, action=action)
+        with pytest.raises(EpisodeFormatError, match=message):
+            load_episode(episode_file, image_size=4)
+
+
 def test_zip_without_arrays_is_a_format_error(episode_file) -> None:
     with zipfile.ZipFile(episode_file, "w") as archive:
         archive.writestr("image.npy", b"not an array")
