@@ -29,8 +29,6 @@ special token where a frame token belongs) is scored as the worst frame.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,13 @@ import numpy as np
 from rlvr_sim.metrics import arm_pixels, pusht_pixels
 from rlvr_sim.metrics.pusht_pixels import MAX_PENETRATION
 from rlvr_sim.tasks.base import Example, GenerationSpec
+from rlvr_sim.tasks.video_augment import (
+    check_augment,
+    shift_codes,
+    symmetric_action_bins,
+    window_variants,
+)
+from rlvr_sim.tasks.video_data import Windows, load_windows
 
 WORST_REWARD = -2.0  # MAE <= 1 and LPIPS ~<= 1 on any frame, so no decodable prediction scores lower
 # reward_kind: "perceptual" -(MAE + LPIPS) (the paper's), "object" -(agent + block position error in px
@@ -57,14 +62,10 @@ def scene_judge(scene: str) -> Any:
     return SCENE_JUDGES.get(scene)
 
 
-# augment: "d4" trains on every window under the eight symmetries of the square arena (pose codes only);
-AUGMENTS = ("none", "d4", "d4_shift")
+# augment ("none", "d4", "d4_shift"): rlvr_sim.tasks.video_augment
 # layout: "pose" = each frame's pose codes; "relational" = agent codes + the T's body-frame displacement,
 # with body-frame agent and target tokens forced after each frame (`VideoCodec`, docs/video.md)
 LAYOUTS = ("pose", "relational")
-# "d4_shift" adds SHIFT_COPIES copies of every symmetric window translated by up to SHIFT_MAX pose bins
-# (16 bins = 64 world units = 8 px at 64x64), where the walls stay out of reach (see VideoTask._shifts)
-SHIFT_COPIES, SHIFT_MAX = 2, 16
 
 
 # Relational pose layout (`VideoCodec.relational`, task option `layout: relational`; pose tokenizer only).
@@ -330,24 +331,6 @@ class StateForcing(list):
         return self.codec.chunks(codes, self.action_bins[index + 1]).tolist()
 
 
-@dataclass
-class Windows:
-    """Pre-tokenised windows of one split (arrays indexed by window)."""
-
-    context: np.ndarray  # (W, S, S, 3) uint8 anchor frames x_0
-    future: np.ndarray  # (W, T, S, S, 3) uint8 true frames x_1..x_T
-    abs_codes: np.ndarray  # (W, abs_tokens)
-    cond_codes: np.ndarray  # (W, T + 1, cond_tokens): index 0 = x_0 given itself ("no change")
-    action_bins: np.ndarray  # (W, T, A) bins of a_0..a_{T-1}
-
-
-def _tokenizer_digest(directory: Path, weights_file: str) -> str:
-    """Digest of a tokenizer checkpoint: its weights, or its config for weightless (pose) tokenizers."""
-    path = directory / weights_file
-    path = path if path.is_file() else directory / "tokenizer_config.json"
-    return hashlib.sha1(path.read_bytes()).hexdigest()[:12]
-
-
 class VideoTask:
     """Task protocol implementation for video world models (see the module docstring).
 
@@ -425,8 +408,9 @@ class VideoTask:
         self.worst_reward -= self.contact_weight * MAX_PENETRATION
         self.frame_tokenizer = load_frame_tokenizer(tokenizer_dir)
         self.image_size = self.frame_tokenizer.config.image_size
-        self._action_bins_override = action_bins
-        self.windows = self._load_windows(Path(cache_dir) if cache_dir else None)
+        self.windows, self.action_bins = load_windows(self.settings, self.image_size, horizon, frame_skip,
+                                                      self.frame_tokenizer, action_bins,
+                                                      Path(cache_dir) if cache_dir else None)
         cfg = self.frame_tokenizer.config
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -440,70 +424,11 @@ class VideoTask:
         self._lpips = None
         self._gold_cache: dict[tuple[str, int, int], np.ndarray] = {}
         self.augment = augment
-        self._check_augment()
+        check_augment(augment, self.frame_tokenizer, self.action_bins)
         if self.contact_weight and not hasattr(self.frame_tokenizer, "symmetry_codes"):
             raise ValueError("contact_weight needs the PushT pose tokenizer (it reads poses from the codes)")
 
     # ------------------------------------------------------------------------------------------ data
-    def _load_windows(self, cache_dir: Path | None) -> dict[str, Windows]:
-        from rlvr_sim.data.episodes import episode_paths, load_episodes, split_paths
-        from rlvr_sim.models.action_bins import ActionBins
-        from rlvr_sim.models.visual_tokenizer import WEIGHTS_FILE
-
-        s = self.settings
-        paths = episode_paths(s["data_dir"], **({"camera": s["camera"]} if "camera" in s else {}))
-        split = split_paths(paths, s["test_fraction"], s["split_seed"])
-        for extra in s.get("extra_train_dirs", []):
-            more = episode_paths(extra)
-            split["train"] = split["train"] + more
-            paths = paths + more
-        episodes = {name: load_episodes(split[name], self.image_size, self.frame_skip) for name in split}
-        if self._action_bins_override is not None:
-            self.action_bins = ActionBins.from_dict(self._action_bins_override)
-        else:
-            self.action_bins = ActionBins.fit(np.concatenate([ep.actions for ep in episodes["train"]]))
-        key = json.dumps({**s, "files": [p.name for p in paths], "bins": self.action_bins.to_dict(),
-                          "tok": _tokenizer_digest(Path(s["tokenizer_dir"]), WEIGHTS_FILE)}, sort_keys=True)
-        digest = hashlib.sha1(key.encode()).hexdigest()[:16]
-        cache = (cache_dir or Path(s["data_dir"]) / ".cache") / f"video_windows_{digest}.npz"
-        if cache.is_file():
-            with np.load(cache) as data:
-                return {name: Windows(*(data[f"{name}_{f}"] for f in Windows.__dataclass_fields__))
-                        for name in ("train", "test")}
-        result = {}
-        for name, eps in episodes.items():
-            stride = s["train_stride"] if name == "train" else s["test_stride"]
-            result[name] = self._tokenise(eps, stride, s["max_test_windows"] if name == "test" else None)
-        arrays = {f"{name}_{f}": v for name, w in result.items() for f, v in asdict(w).items()}
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, **arrays)
-        return result
-
-    def _tokenise(self, episodes: list, stride: int, limit: int | None) -> Windows:
-        from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL
-
-        T = self.horizon
-        starts = [(e, t) for e, ep in enumerate(episodes) for t in range(0, len(ep) - T, stride)]
-        if limit is not None and len(starts) > limit:
-            keep = np.random.default_rng(0).choice(len(starts), limit, replace=False)
-            starts = [starts[i] for i in sorted(keep)]
-        if not starts:
-            raise ValueError(f"no window of {T + 1} frames (frame skip {self.frame_skip}) in the episodes")
-        context = np.stack([episodes[e].images[t] for e, t in starts])
-        future = np.stack([episodes[e].images[t + 1 : t + T + 1] for e, t in starts])
-        actions = np.stack([episodes[e].actions[t : t + T] for e, t in starts])
-        tok = self.frame_tokenizer
-        if tok.context_free:  # codes do not depend on the anchor: code every frame of an episode once
-            codes = [tok.encode(ep.images) for ep in episodes]
-            abs_codes = np.stack([codes[e][t] for e, t in starts])
-            cond = np.stack([codes[e][t : t + T + 1] for e, t in starts])
-            return Windows(context, future, abs_codes, cond, self.action_bins.encode(actions))
-        abs_codes = tok.encode(context, None, ABSOLUTE)
-        frames = np.concatenate([context[:, None], future], axis=1)  # (W, T+1, ...)
-        flat = frames.reshape(-1, *frames.shape[2:])
-        cond = tok.encode(flat, np.repeat(context, T + 1, axis=0), CONDITIONAL).reshape(len(starts), T + 1, -1)
-        return Windows(context, future, abs_codes, cond, self.action_bins.encode(actions))
-
     def _layout_args(self, layout: str) -> dict[str, Any]:
         if layout == "pose":
             return {}
@@ -511,101 +436,21 @@ class VideoTask:
                 "action_high": self.action_bins.high.tolist()}
 
     # --------------------------------------------------------------------------------- augmentation
-    def _check_augment(self) -> None:
-        """`augment="d4"` needs pose codes and a square action range centred on the arena."""
-        from rlvr_sim.metrics.pusht_pixels import WORLD_SIZE
-
-        if self.augment not in AUGMENTS:
-            raise ValueError(f"augment must be one of {AUGMENTS}, got {self.augment!r}")
-        if self.augment == "none":
-            return
-        if not hasattr(self.frame_tokenizer, "symmetry_codes"):
-            raise ValueError("augment='d4' needs the PushT pose tokenizer (a learned tokenizer's codes have no "
-                             "known symmetry)")
-        low, high = self.action_bins.low, self.action_bins.high
-        if self.action_bins.action_dim != 2 or np.ptp(low) or np.ptp(high) or low[0] + high[0] != WORLD_SIZE:
-            raise ValueError("augment='d4' needs 2-D actions binned over the same range in x and y, centred on "
-                             f"the arena (e.g. action_bins low [0, 0], high [512, 512]); got low {low.tolist()}, "
-                             f"high {high.tolist()}")
-        pose_bins = self.frame_tokenizer.config.bins
-        if self.augment == "d4_shift" and (high[0] - low[0] != WORLD_SIZE or self.action_bins.num_bins % pose_bins):
-            raise ValueError("augment='d4_shift' needs action bins over [0, 512] in a multiple of the pose bins "
-                             f"({pose_bins}), so a translation moves actions by whole bins")
-
     def symmetric_action_bins(self, bins: np.ndarray, k: int, inverse: bool = False) -> np.ndarray:
-        """Action bins (..., 2) under symmetry `k` (see `PoseTokenizer.symmetry_codes`)."""
-        last = self.action_bins.num_bins - 1
-        flip, turns = divmod(k, 4)
-        ops = ["flip"] * flip + ["turn"] * turns
-        for op in (reversed(ops) if inverse else ops):
-            x, y = bins[..., 0], bins[..., 1]
-            if op == "flip":
-                bins = np.stack([last - x, y], -1)
-            else:
-                bins = np.stack([last - y, x] if inverse else [y, last - x], -1)
-        return bins
+        """Action bins (..., 2) under symmetry `k` (see `rlvr_sim.tasks.video_augment`)."""
+        return symmetric_action_bins(bins, k, self.action_bins.num_bins, inverse)
 
-    def _shift_codes(self, codes: np.ndarray, shift: np.ndarray) -> np.ndarray:
-        """Pose codes (W, ..., 5) with agent and T positions moved by `shift` (W, 2) bins."""
-        slot = self.frame_tokenizer.config.slot_size
-        out = codes.copy()
-        extra = (1,) * (codes.ndim - 2)
-        for i, axis in ((0, 0), (1, 1), (2, 0), (3, 1)):
-            out[..., i] += shift[:, axis].reshape(-1, *extra)
-        return np.where(codes % slot == slot - 1, codes, out)  # "not visible" stays so
-
-    def _shifts(self, w: Windows, rng: np.random.Generator) -> np.ndarray:
-        """One random translation (dx, dy) in pose bins per window, (0, 0) where none is safe.
-
-        Safe: before and after the move, every agent position and commanded target keeps >= 32 world units
-        and every T origin >= 64 from the arena's edge, and |d| <= SHIFT_MAX bins, so the walls (the only
-        thing in the arena that breaks translation invariance) are out of reach in both windows."""
-        bins, slot = self.frame_tokenizer.config.bins, self.frame_tokenizer.config.slot_size
-        per_action_bin = self.action_bins.num_bins // bins
-        codes = np.concatenate([w.abs_codes[:, None], w.cond_codes], axis=1) % slot  # (W, T+2, 5)
-        shifts = np.zeros((len(codes), 2), np.int64)
-        margin_agent, margin_block = bins // 16, bins // 8
-        for axis in (0, 1):
-            agent = np.concatenate([codes[..., axis], w.action_bins[..., axis] // per_action_bin], axis=1)
-            block = codes[..., 2 + axis]
-            low = np.maximum(margin_agent - agent.min(1), margin_block - block.min(1))
-            high = np.minimum(bins - 1 - margin_agent - agent.max(1), bins - 1 - margin_block - block.max(1))
-            safe = (low <= 0) & (high >= 0)  # the original window is clear of the walls too
-            low, high = np.maximum(low, -SHIFT_MAX), np.minimum(high, SHIFT_MAX)
-            draw = rng.integers(np.minimum(low, 0), np.maximum(high, 0) + 1)
-            shifts[:, axis] = np.where(safe, draw, 0)
-        shifts[(codes[..., :4] == bins).any((1, 2))] = 0  # an object out of view: no translation
-        return shifts
-
-    def _variants(self, split: str) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """(symmetry k, per-window shift (W, 2), abs codes, cond codes, action bins) of the split: the
-        original only, or for augmented training each of the 8 symmetries (and translated copies)."""
-        w = self.windows[split]
-        none = np.zeros((len(w.abs_codes), 2), np.int64)
-        if self.augment == "none" or split != "train":
-            return [(0, none, w.abs_codes, w.cond_codes, w.action_bins)]
-        tok = self.frame_tokenizer
-        per_action_bin = self.action_bins.num_bins // tok.config.bins  # action bins per pose bin
-        rng = np.random.default_rng(self.settings["split_seed"])
-        out = []
-        for k in range(8):
-            abs_codes, cond_codes = tok.symmetry_codes(w.abs_codes, k), tok.symmetry_codes(w.cond_codes, k)
-            action_bins = self.symmetric_action_bins(w.action_bins, k)
-            out.append((k, none, abs_codes, cond_codes, action_bins))
-            for _ in range(SHIFT_COPIES if self.augment == "d4_shift" else 0):
-                moved = Windows(w.context, w.future, abs_codes, cond_codes, action_bins)
-                shift = self._shifts(moved, rng)
-                keep = shift.any(1)
-                out.append((k, shift[keep], self._shift_codes(abs_codes[keep], shift[keep]),
-                            self._shift_codes(cond_codes[keep], shift[keep]),
-                            action_bins[keep] + per_action_bin * shift[keep][:, None, :], np.flatnonzero(keep)))
-        return out
+    def _variants(self, split: str) -> list[tuple]:
+        """The split's windows as examples are made from them: augmented copies for training only."""
+        augment = self.augment if split == "train" else "none"
+        return window_variants(self.windows[split], augment, self.frame_tokenizer, self.action_bins.num_bins,
+                               self.settings["split_seed"])
 
     # -------------------------------------------------------------------------------------- protocol
     def examples(self, split: str) -> list[Example]:
         """One example per window of the split (multi-step or single-step, by `mode`); with `augment="d4"`
         the training split holds every window under all eight symmetries of the square arena, with
-        `"d4_shift"` also SHIFT_COPIES translated copies of each (see `_shifts`)."""
+        `"d4_shift"` also SHIFT_COPIES translated copies of each (`rlvr_sim.tasks.video_augment`)."""
         if split not in self.windows:
             raise ValueError(f"unknown split {split!r}; known: {sorted(self.windows)}")
         out = []
@@ -721,7 +566,8 @@ class VideoTask:
                 if self.codec.relational:  # generated tokens -> pose codes, in the example's own frame
                     codes = self.codec.frames_to_codes(np.asarray(meta["prev"]), codes)
                 if "shift" in meta:  # a translated copy: move the prediction back first
-                    codes = self._shift_codes(codes[None], -np.asarray(meta["shift"])[None])[0]
+                    codes = shift_codes(codes[None], -np.asarray(meta["shift"])[None],
+                                        self.frame_tokenizer.config.slot_size)[0]
                 if meta.get("sym", 0):  # a symmetric copy: map the prediction back onto the true window
                     codes = self.frame_tokenizer.symmetry_codes(codes, meta["sym"], inverse=True)
                 by_split.setdefault(meta["split"], []).append((i, codes, valid))
