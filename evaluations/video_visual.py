@@ -76,6 +76,24 @@ def object_errors(scene: str, pred: np.ndarray, gold: np.ndarray) -> dict[str, n
     return out
 
 
+def held_out_task(world: VideoWorldModel, data: str, max_windows: int, camera: str | None = None) -> tuple[VideoTask, str]:
+    """(multi-step VideoTask over `data`'s held-out windows exactly as `world`'s checkpoint split and binned them,
+    the checkpoint's scene, "custom" when it names none)."""
+    from rlvr_sim.models.lm import load_model
+    from rlvr_sim.resources import results_dir
+
+    meta = load_model(world.checkpoint)[2]
+    settings = meta["video_settings"]
+    scene = checkpoint_scene(meta, world.tokenizer) or "custom"
+    task = VideoTask(data_dir=data, tokenizer_dir=str(world.checkpoint / "tokenizer"), mode="multi",
+                     horizon=int(settings["horizon"]), frame_skip=int(settings["frame_skip"]),
+                     test_fraction=settings["test_fraction"], split_seed=settings["split_seed"],
+                     test_stride=settings["test_stride"], max_test_windows=max_windows,
+                     action_bins=meta["action_bins"], scene=scene, camera=camera,
+                     cache_dir=str(results_dir() / "cache"))  # tokenised windows: a run folder, never the results
+    return task, scene
+
+
 def _ci(values: np.ndarray) -> dict[str, float]:
     low, high = bootstrap_ci(values)
     return {"mean": float(np.mean(values)), "low": low, "high": high}
@@ -246,18 +264,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     worlds = {"base": VideoWorldModel(args.base)}
     if args.rlvr:
         worlds["RLVR"] = VideoWorldModel(args.rlvr)
-    from rlvr_sim.models.lm import load_model
-
-    base = worlds["base"]
-    meta = load_model(base.checkpoint)[2]
-    settings = meta["video_settings"]
-    scene = checkpoint_scene(meta, base.tokenizer) or "custom"
-    task = VideoTask(data_dir=args.data, tokenizer_dir=str(base.checkpoint / "tokenizer"), mode="multi",
-                     horizon=int(settings["horizon"]), frame_skip=int(settings["frame_skip"]),
-                     test_fraction=settings["test_fraction"], split_seed=settings["split_seed"],
-                     test_stride=settings["test_stride"], max_test_windows=max(args.windows, args.starts),
-                     action_bins=meta["action_bins"], scene=scene, camera=args.camera,
-                     cache_dir=str(results_dir() / "cache"))  # tokenised windows: a run folder, never the results
+    task, scene = held_out_task(worlds["base"], args.data, max(args.windows, args.starts), args.camera)
     rows = dict(worlds)
     if args.pose:
         rows["pose tokens (PushT)"] = VideoWorldModel(args.pose)

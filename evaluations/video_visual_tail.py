@@ -23,28 +23,14 @@ from typing import Any
 import imageio.v2 as imageio
 import numpy as np
 import torch
-from rlvr_sim.envs.video.world_model_env import VideoWorldModel, checkpoint_scene
+from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+from rlvr_sim.evaluations.video_visual import MISSING_PX, held_out_task, scene_objects
 from tqdm import tqdm
 
 from rlvr_sim.metrics.stats import bootstrap_ci
-from rlvr_sim.models.lm import load_model
-from rlvr_sim.tasks.video import VideoTask
 
-CAP = 32.0  # px: as evaluations/video_visual.py, an object the judge cannot find counts as this far off
-TRACKED = {"arm": ("tip", "tip"), "pusht": ("agent", "agent")}  # scene -> (object name, judge key)
-
-
-def tracked_positions(scene: str, frames: np.ndarray) -> np.ndarray:
-    """(N, 2) px position of the scene's actuated object (arm tip, PushT agent) in each frame; NaN if not found."""
-    if scene == "arm":
-        from rlvr_sim.metrics.arm_pixels import judge_tip
-
-        return judge_tip(frames)
-    if scene == "pusht":
-        from rlvr_sim.metrics.pusht_pixels import PIXELS_PER_WORLD, judge_states
-
-        return judge_states(frames)[:, :2] * PIXELS_PER_WORLD
-    raise ValueError(f"scene {scene!r} has no pixel judge (arm, pusht): nothing to track")
+CAP = MISSING_PX  # px: an object the judge cannot find (or finds this far off) counts as lost
+TRACKED = {"arm": "tip", "pusht": "agent"}  # scene -> its actuated object, as `scene_objects` names it
 
 
 def tail_stats(errors: np.ndarray, far: float) -> dict[str, Any]:
@@ -73,30 +59,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not names:
         parser.error("--checkpoints names no checkpoint")
     worlds = {name: VideoWorldModel(name) for name in names}
-    first = worlds[names[0]]
-    meta = load_model(first.checkpoint)[2]
-    settings = meta["video_settings"]
-    scene = checkpoint_scene(meta, first.tokenizer) or "custom"
+    task, scene = held_out_task(worlds[names[0]], args.data, args.windows)
     if scene not in TRACKED:
         parser.error(f"checkpoint {names[0]} simulates scene {scene!r}, which has no pixel judge (arm, pusht)")
-    if not 1 <= args.horizon <= int(settings["horizon"]):
-        parser.error(f"--horizon must be in [1, {settings['horizon']}] for these checkpoints, got {args.horizon}")
-    task = VideoTask(data_dir=args.data, tokenizer_dir=str(first.checkpoint / "tokenizer"), mode="multi",
-                     horizon=int(settings["horizon"]), frame_skip=int(settings["frame_skip"]),
-                     test_fraction=settings["test_fraction"], split_seed=settings["split_seed"],
-                     test_stride=settings["test_stride"], max_test_windows=args.windows,
-                     action_bins=meta["action_bins"], scene=scene)
+    if not 1 <= args.horizon <= task.horizon:
+        parser.error(f"--horizon must be in [1, {task.horizon}] for these checkpoints, got {args.horizon}")
+    tracked = TRACKED[scene]
     w = task.windows["test"]
     n = min(args.windows, len(w.context))
     context, future = w.context[:n], w.future[:n]
     actions = task.action_bins.decode(w.action_bins[:n])
-    truth = tracked_positions(scene, future[:, args.horizon - 1])
+    truth = scene_objects(scene, future[:, args.horizon - 1])[tracked]
     results, worst_frames = {}, None
     for name in tqdm(names, desc="rollouts", unit="checkpoint"):
         world = worlds[name]
         pred = world.rollout(context, actions, [args.seed + i for i in range(n)], temperature=0.0,
                              median=world.serves_median)
-        found = tracked_positions(scene, pred[:, args.horizon - 1])
+        found = scene_objects(scene, pred[:, args.horizon - 1])[tracked]
         errors = np.minimum(np.nan_to_num(np.linalg.norm(found - truth, axis=1), nan=CAP), CAP)
         results[name] = tail_stats(errors, args.far)
         if worst_frames is None:
@@ -107,7 +86,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             worst_frames = np.concatenate(rows, 0)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tracked = TRACKED[scene][0]
     command = "python evaluations/video_visual_tail.py " + " ".join(sys.argv[1:] if argv is None else argv)
     report = {"scene": scene, "object": tracked, "horizon": args.horizon, "far_px": args.far, "cap_px": CAP,
               "data": args.data, "results": results, "seconds": round(time.time() - start, 1), "command": command}
