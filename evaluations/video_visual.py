@@ -54,9 +54,10 @@ def scene_objects(scene: str, frames: np.ndarray) -> dict[str, np.ndarray] | Non
         return {"agent": states[:, :2] * PIXELS_PER_WORLD, "block": states[:, 2:4] * PIXELS_PER_WORLD,
                 "angle": states[:, 4]}
     if scene == "arm":
-        from rlvr_sim.metrics.arm_pixels import judge_puck, judge_tip
+        from rlvr_sim.metrics.arm_pixels import judge_states
 
-        return {"tip": judge_tip(frames), "puck": judge_puck(frames)}
+        states = judge_states(frames)  # tip and puck from one colour labelling
+        return {"tip": states[:, :2], "puck": states[:, 2:]}
     return None
 
 

@@ -57,11 +57,6 @@ REWARD_KINDS = ("perceptual", "object", "both")
 SCENE_JUDGES = {"pusht": pusht_pixels, "arm": arm_pixels}
 
 
-def scene_judge(scene: str) -> Any:
-    """The pixel-judge module of `scene` (see SCENE_JUDGES), None for a scene without one."""
-    return SCENE_JUDGES.get(scene)
-
-
 # augment ("none", "d4", "d4_shift"): rlvr_sim.tasks.video_augment
 # layout: "pose" = each frame's pose codes; "relational" = agent codes + the T's body-frame displacement,
 # with body-frame agent and target tokens forced after each frame (`VideoCodec`, docs/video.md)
@@ -393,7 +388,7 @@ class VideoTask:
             self.settings["extra_train_dirs"] = [str(d) for d in extra_train_dirs]
         if reward_kind not in REWARD_KINDS:
             raise ValueError(f"reward_kind must be one of {REWARD_KINDS}, got {reward_kind!r}")
-        self.judge = scene_judge(scene)
+        self.judge = SCENE_JUDGES.get(scene)  # None: no pixel judge for this scene
         if reward_kind != "perceptual" and self.judge is None:
             raise ValueError(f"reward_kind={reward_kind!r} reads objects off frames with a scene's pixel judge; "
                              f"scene {scene!r} has none (judged scenes: {', '.join(SCENE_JUDGES)}): "
