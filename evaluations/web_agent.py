@@ -114,6 +114,11 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
 
     from rlvr_sim.metrics.web import item_change_f1
 
+    train_keys = None
+    if args.twins_of:
+        from rlvr_sim.envs.web.collect import training_keys, transition_key
+
+        train_keys = training_keys(args.twins_of)
     models = {"SFT": args.sft, "RLVR": args.rlvr}
     world_models = {name: LMWebWorldModel.from_checkpoint(path, temperature=args.wm_temperature)
                     for name, path in models.items()}
@@ -138,6 +143,8 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
                     real_pick = agent.best(candidates, real_scores)
                     state = {"task_id": task_id, "repeat": repeat, "candidates": candidates, "real_pick": real_pick,
                              "real_scores": real_scores, "policy_pick": candidates[0], "models": {}}
+                    if train_keys is not None:
+                        state["twin"] = {a: transition_key(tree, a) in train_keys for a in imagined}
                     for name, model in world_models.items():
                         predictions = dict(zip(imagined, model.predict_batch(objective, url, imagined, tree, seed=seed)))
                         predicted = {a: next_tree_from_prediction(tree, p)[0] for a, p in predictions.items()}
@@ -165,6 +172,11 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
         summary[name] = {"checkpoint": display_path(models[name]), "f1": 100.0 * float(np.mean(f1s)), "transitions": len(f1s),
                          "agreement": 100.0 * float(np.mean([p == s["real_pick"] for p, s in zip(picks, states)])),
                          "true_value": float(np.mean([s["real_scores"][p] for p, s in zip(picks, states)]))}
+        if train_keys is not None:  # F1 apart on candidates whose page + action is / is not in the training data
+            for label, wanted in (("f1_twin", True), ("f1_no_twin", False)):
+                part = [f for s in states for a, f in s["models"][name]["f1"].items() if s["twin"][a] is wanted]
+                summary[name][label] = 100.0 * float(np.mean(part)) if part else None
+                summary[name][label.replace("f1", "transitions")] = len(part)
     return {"summary": summary, "states": states}
 
 
@@ -176,6 +188,15 @@ def decisions_markdown(summary: dict[str, Any], note: str) -> str:
         row = summary[name]
         lines.append(f"| {name} world model | {row['f1']:.2f} | {row['agreement']:.1f} | {row['true_value']:.2f} |")
     lines.append(f"| real browser | 100 | 100.0 | {summary['browser']['true_value']:.2f} |")
+    if "f1_twin" in summary["SFT"]:
+        lines += ["", "Item-change F1 apart on candidate transitions whose page + action is in the models' training "
+                      "data (twin) or is not:", "",
+                  "| Lookahead | F1, twin in training | F1, no twin | transitions (twin / no twin) |", "|---|---|---|---|"]
+        for name in ("SFT", "RLVR"):
+            row = summary[name]
+            cells = [f"{row[k]:.2f}" if row[k] is not None else "-" for k in ("f1_twin", "f1_no_twin")]
+            lines.append(f"| {name} world model | {cells[0]} | {cells[1]} | {row['transitions_twin']} / "
+                         f"{row['transitions_no_twin']} |")
     return "\n".join(lines) + f"\n\n{note}\n"
 
 
@@ -237,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--demo", action="store_true", help="run one MPC episode with the RLVR world model and exit")
     parser.add_argument("--decisions", action="store_true",
                         help="score the world models' lookahead on the browser-MPC agent's states (web_decisions.*)")
+    parser.add_argument("--twins-of", nargs="+", metavar="DATA",
+                        help="with --decisions: also score the candidates whose page + action is in these training "
+                             "data folders (train splits) apart from the rest")
     parser.add_argument("--append", action="store_true",
                         help="keep the other agents' rows already in <out>/web_agent.json (each row keeps its command)")
     args = parser.parse_args(argv)

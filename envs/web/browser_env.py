@@ -15,6 +15,10 @@ MAX_TREE_CHARS = 20_000
 MAX_ACTION_CHARS = 1_000
 
 
+class SimulationError(RuntimeError):
+    """`BrowserEnv.simulate` cannot rebuild the current page in its scratch tab, so it has no ground truth."""
+
+
 class BrowserEnv(gym.Env):
     """The shop-admin site driven through Playwright + Chromium.
 
@@ -75,6 +79,8 @@ class BrowserEnv(gym.Env):
         self._steps = 0
         self._document_path = "/"
         self._page_actions: list[str] = []
+        self._start_state: dict[str, Any] = {}
+        self._episode_actions: list[tuple[str, bool]] = []  # (action, failed) since reset, for `simulate`
 
     @property
     def driver(self) -> BrowserDriver:
@@ -121,6 +127,7 @@ class BrowserEnv(gym.Env):
         self._steps = 0
         self._tree = self._observe()
         self._document_path, self._page_actions = self.driver.path, []
+        self._start_state, self._episode_actions = fetch_state(self.base_url), []
         return self._tree, self._info()
 
     def _judge(self, answer: str | None) -> bool:
@@ -135,6 +142,7 @@ class BrowserEnv(gym.Env):
         self._steps += 1
         error = None
         answer = None
+        parsed = None
         try:
             try:
                 parsed = parse_action(action)
@@ -147,6 +155,8 @@ class BrowserEnv(gym.Env):
             self._tree = self._observe()
         except BrowserCrashedError as exc:
             raise self._browser_gone(exc) from exc
+        if parsed is not None and answer is None:
+            self._episode_actions.append((parsed.to_text(), error is not None))
         if self.driver.new_document:
             self._document_path, self._page_actions = self.driver.path, []
         elif error is None and answer is None:
@@ -165,7 +175,10 @@ class BrowserEnv(gym.Env):
 
         The server state is saved, the current page is rebuilt in a scratch page (its URL, then the
         in-page actions since it loaded, so ids match), the action runs there, and the state is
-        restored. Malformed or impossible actions return the current tree unchanged.
+        restored. Malformed or impossible actions return the current tree unchanged. A page that its URL
+        and in-page actions do not rebuild (one a form submission returned) is rebuilt by replaying the
+        episode from its start; if that fails too, `SimulationError`: there is no ground truth to give, and
+        a wrong one would pass for it.
         """
         if self.task is None:
             raise RuntimeError("call reset() before simulate()")
@@ -180,13 +193,48 @@ class BrowserEnv(gym.Env):
         finally:
             restore_state(self.base_url, saved)
 
-    def _simulate_on(self, scratch: BrowserDriver, action: str) -> str:
-        """`simulate`'s replay and action on the scratch page (the caller restores the server state)."""
+    def _rebuild_document(self, scratch: BrowserDriver) -> str:
+        """The current page rebuilt from its URL and the in-page actions since it loaded (the usual case)."""
         scratch.goto(self._document_path)
-        scratch.observe()
+        rebuilt = scratch.observe()
         for replay in self._page_actions:
             scratch.execute(parse_action(replay))
-            scratch.observe()
+            rebuilt = scratch.observe()
+        return rebuilt[:MAX_TREE_CHARS]
+
+    def _rebuild_episode(self, scratch: BrowserDriver) -> str:
+        """The current page rebuilt by replaying the whole episode from its start page and start state (for
+        a page that its URL does not load, e.g. one a form submission returned); actions that failed in the
+        episode may fail again, any other failure raises."""
+        assert self.task is not None
+        restore_state(self.base_url, self._start_state)
+        scratch.goto(self.task.start_path)
+        rebuilt = scratch.observe()
+        for replay, failed in self._episode_actions:
+            try:
+                scratch.execute(parse_action(replay))
+            except (ActionError, PageLoadError):
+                if not failed:
+                    raise
+            rebuilt = scratch.observe()
+        return rebuilt[:MAX_TREE_CHARS]
+
+    def _simulate_on(self, scratch: BrowserDriver, action: str) -> str:
+        """`simulate`'s replay and action on the scratch page (the caller restores the server state).
+
+        The page is rebuilt from its URL and in-page actions, else by replaying the episode; `SimulationError`
+        when neither gives back the current page."""
+        rebuilt = None
+        for rebuild in (self._rebuild_document, self._rebuild_episode):
+            try:
+                rebuilt = rebuild(scratch)
+            except (ActionError, PageLoadError):
+                continue
+            if rebuilt == self._tree:
+                break
+        if rebuilt != self._tree:
+            raise SimulationError(f"the current page of {self._document_path} cannot be rebuilt in the scratch tab, "
+                                  "neither from its URL and in-page actions nor by replaying the episode")
         try:
             parsed = parse_action(action)
             if parsed.kind != "stop":

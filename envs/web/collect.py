@@ -153,19 +153,39 @@ def scripted_action(objective: str, tree: str, rng: np.random.Generator) -> str:
     return f"click [{max(scored)[1]}]"
 
 
+def ranked_candidates(policy: ActionProposer, objective: str, tree: str, url: str, history: list[str],
+                      top_k: int, n_samples: int, rng: np.random.Generator) -> list[str]:
+    """The MPC agent's candidates: the `top_k` most frequent of `n_samples` policy samples, most frequent first
+    (as `policies.web_mpc.MPCWebAgent.ranked_proposals` keeps them)."""
+    counts: dict[str, int] = {}
+    for action in policy.propose(objective, tree, url, history, n_samples, rng):
+        counts[action] = counts.get(action, 0) + 1
+    return sorted(counts, key=lambda a: -counts[a])[:top_k]
+
+
 def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: float = 0.2, max_steps: int = 8,
             scripted_prob: float = 0.5, policy_prob: float = 0.0,
-            policy: ActionProposer | None = None, split: str = "key") -> dict[str, int]:
+            policy: ActionProposer | None = None, split: str = "key", candidates: int = 0,
+            candidate_samples: int = 20) -> dict[str, int]:
     """Run `episodes` episodes and write train.jsonl/test.jsonl under `out_dir`; returns counts.
 
     Each step is `policy`'s sample with probability `policy_prob`; otherwise scripted with probability
     `scripted_prob`, else random (with `policy_prob=0` the random stream, and so the data, is the same as
     without the option). `split="key"` files each transition by `key_split(transition_key(...))`;
-    `split="episode"` files whole episodes (test with probability `test_fraction`), as before."""
+    `split="episode"` files whole episodes (test with probability `test_fraction`), as before.
+
+    `candidates=K` (> 0) collects what an MPC agent's lookahead is asked about: at every step the policy's
+    `K` most frequent of `candidate_samples` samples are each run in the real browser (`BrowserEnv.simulate`,
+    which leaves the episode as it was) and recorded, then one of them, drawn uniformly, is taken, so the
+    episodes branch the way MPC picks do (`policy_prob` and `scripted_prob` are then unused; a `stop`
+    candidate is taken but not recorded: the agent never imagines it)."""
     if not 0.0 <= policy_prob <= 1.0 or not 0.0 <= scripted_prob <= 1.0:
         raise ValueError(f"policy_prob and scripted_prob must be in [0, 1], got {policy_prob}, {scripted_prob}")
-    if policy_prob > 0 and policy is None:
-        raise ValueError("policy_prob > 0 needs a policy to sample from (e.g. load_policy(DEFAULT_POLICY, 2.0))")
+    if (policy_prob > 0 or candidates > 0) and policy is None:
+        raise ValueError("policy_prob > 0 or candidates > 0 needs a policy to sample from "
+                         "(e.g. load_policy(DEFAULT_POLICY, 2.0))")
+    if candidates < 0 or candidate_samples < 1:
+        raise ValueError(f"candidates must be >= 0 and candidate_samples >= 1, got {candidates}, {candidate_samples}")
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     out = Path(out_dir)
@@ -181,23 +201,33 @@ def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: fl
             tree, info = env.reset(seed=seed + episode, options={"task_id": task.task_id})
             previous: list[str] = []
             for step in range(max_steps):
-                roll = rng.random()
-                if roll < policy_prob:
-                    action = policy.propose(task.objective, tree, info["url"], previous, 1, rng)[0]
-                elif (roll - policy_prob) / (1.0 - policy_prob) < scripted_prob:
-                    action = scripted_action(task.objective, tree, rng)
-                else:
-                    action = random_action(tree, rng)
                 url = info["url"]
+                if candidates > 0:
+                    ranked = ranked_candidates(policy, task.objective, tree, url, previous, candidates,
+                                               candidate_samples, rng)
+                    action = ranked[int(rng.integers(len(ranked)))]
+                    outcomes = {a: env.simulate(a) for a in ranked if a != action and not a.startswith("stop")}
+                else:
+                    roll = rng.random()
+                    if roll < policy_prob:
+                        action = policy.propose(task.objective, tree, url, previous, 1, rng)[0]
+                    elif (roll - policy_prob) / (1.0 - policy_prob) < scripted_prob:
+                        action = scripted_action(task.objective, tree, rng)
+                    else:
+                        action = random_action(tree, rng)
+                    outcomes = {}
                 next_tree, _, terminated, truncated, info = env.step(action)
-                record = WebTransition(
-                    objective=task.objective, action=action, tree=tree,
-                    gold=format_changes(item_changes(tree, next_tree)), url=url, next_tree=next_tree,
-                    previous_actions=list(previous), task_id=task.task_id, step_idx=step,
-                )
-                side = episode_split if split == "episode" else key_split(transition_key(tree, action), test_fraction)
-                files[side].write(json.dumps(to_wma_record(record)) + "\n")
-                counts[side] += 1
+                if not (candidates > 0 and action.startswith("stop")):
+                    outcomes[action] = next_tree
+                for taken, after in outcomes.items():
+                    record = WebTransition(
+                        objective=task.objective, action=taken, tree=tree,
+                        gold=format_changes(item_changes(tree, after)), url=url, next_tree=after,
+                        previous_actions=list(previous), task_id=task.task_id, step_idx=step,
+                    )
+                    side = episode_split if split == "episode" else key_split(transition_key(tree, taken), test_fraction)
+                    files[side].write(json.dumps(to_wma_record(record)) + "\n")
+                    counts[side] += 1
                 previous.append(action)
                 tree = next_tree
                 if terminated or truncated:
@@ -236,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="share of actions sampled from the MPC agent's proposal policy (on-policy data)")
     parser.add_argument("--policy-temperature", type=float, default=2.0, help="that policy's sampling temperature")
     parser.add_argument("--policy", default=DEFAULT_POLICY, help="that policy's class, package.module:Class")
+    parser.add_argument("--candidates", type=int, default=0,
+                        help="K > 0: at each step record each of the policy's K most frequent candidates (run in the "
+                             "real browser), then take one at random: the MPC agent's lookahead queries")
     parser.add_argument("--split", choices=SPLITS, default="key",
                         help="key: by page + action, no test transition has a training twin (default); episode: "
                              "whole episodes, the split the embedded web models were trained on")
@@ -244,9 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.time()
     if args.start_pages:
         record_start_pages(args.start_pages)
-    policy = load_policy(args.policy, args.policy_temperature) if args.policy_prob > 0 else None
+    wants_policy = args.policy_prob > 0 or args.candidates > 0
+    policy = load_policy(args.policy, args.policy_temperature) if wants_policy else None
     counts = collect(args.out, args.episodes, args.seed, args.test_fraction, args.max_steps, args.scripted_prob,
-                     args.policy_prob, policy, args.split)
+                     args.policy_prob, policy, args.split, args.candidates)
     twins = count_twins([Path(args.out) / "train.jsonl"], Path(args.out) / "test.jsonl")["key_twins"]
     print(json.dumps({"out": str(args.out), "split": args.split, **counts, "test_with_train_twin": twins,
                       "seconds": round(time.time() - start, 1)}))

@@ -59,6 +59,28 @@ def test_simulate_leaves_the_episode_unchanged(env):
     assert obs == tree
 
 
+def test_simulate_is_the_real_step_on_a_page_a_form_submission_returned(env):
+    """A validation-error page came from a POST: its URL loads a different page (no alert, other ids). The
+    lookahead replays the episode instead and matches the real step; before, it typed into the wrong
+    element or failed."""
+    env.reset(seed=0, options={"task_id": 6})
+    env.step("click [25]")                                  # Add product -> /products/new
+    env.step("type [11] [Tea Pot] [0]")
+    tree, *_ = env.step("click [23]")                       # Create with price and stock missing
+    assert "Enter a name, a price and a stock" in tree and "[17] textbox 'Stock'" in tree
+    imagined = [env.simulate(a) for a in ("type [17] [10] [0]", "click [4]", "type [15] [25.00] [0]")]
+    assert env.step("scroll [down]")[0] == tree              # the episode is where it was
+    for action, predicted in zip(("type [17] [10] [0]", "click [4]"), imagined):
+        real, *_ = env.step(action)
+        assert predicted == real, action
+    from rlvr_sim.envs.web.browser_env import SimulationError
+
+    env._episode_actions[0] = ("click [24]", False)          # a history the site cannot replay: a clear error
+    env._page_actions = ["type [999] [x] [0]"]
+    with pytest.raises(SimulationError, match="cannot be rebuilt"):
+        env.simulate("click [3]")
+
+
 def test_full_mpc_episode_with_browser_lookahead(env):
     agent = MPCWebAgent(HeuristicWebPolicy(), HeuristicValueFunction(), BrowserLookahead(env), n_samples=10, top_k=3)
     result = run_episode(env, agent, task_id=18, seed=0, max_steps=5)
@@ -118,6 +140,42 @@ def test_collector_policy_prob_takes_the_agents_own_proposals(tmp_path):
         collect(tmp_path / "d", 1, policy_prob=0.5)
 
 
+def test_collector_candidates_records_each_top_k_candidate_with_its_real_next_page(tmp_path):
+    """--candidates 3: each state's top-3 policy candidates are all recorded, each with the page the real
+    browser shows after it (replayed here in a fresh episode), and the episode follows one of them."""
+    from collections import defaultdict
+
+    from rlvr_sim.envs.web.collect import collect
+    from rlvr_sim.envs.web.tree import format_changes, item_changes
+    from rlvr_sim.policies.web_mpc import HeuristicWebPolicy
+
+    from rlvr_sim.data.wma import load_wma
+
+    counts = collect(tmp_path / "mpc", 2, seed=4, test_fraction=0.0, max_steps=3, candidates=3,
+                     policy=HeuristicWebPolicy(temperature=2.0))
+    transitions = load_wma(tmp_path / "mpc" / "train.jsonl")
+    assert counts["train"] == len(transitions) > 6
+    by_state = defaultdict(list)
+    for t in transitions:
+        by_state[(t.objective, t.step_idx, t.tree)].append(t)
+    assert max(len(group) for group in by_state.values()) >= 2  # several candidates of one state
+    for group in by_state.values():
+        assert len({t.action for t in group}) == len(group) <= 3
+        for t in group:
+            assert t.gold == format_changes(item_changes(t.tree, t.next_tree))
+    first = [t for t in transitions if t.step_idx == 0]  # start pages: replay each candidate for real
+    env = BrowserEnv()
+    try:
+        for t in first[:3]:
+            env.reset(seed=0, options={"task_id": t.task_id})
+            after, *_ = env.step(t.action)
+            assert format_changes(item_changes(t.tree, after)) == t.gold
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="needs a policy"):
+        collect(tmp_path / "e", 1, candidates=3)
+
+
 def test_demo_section_runs_a_learned_world_model_episode_and_prints_the_tables(tmp_path):
     """`rlvr-sim demo`'s web section: real site + Chromium, the embedded RLVR world model, committed tables."""
     from rlvr_sim.envs.web.demo import run_episode_text
@@ -149,3 +207,25 @@ def test_decision_report_scores_world_models_on_the_agents_own_states(tmp_path):
         assert state["models"][name]["pick"] in state["candidates"]
     assert summary["SFT"]["transitions"] == len([a for a in state["candidates"] if not a.startswith("stop")])
     assert "| SFT world model |" in (tmp_path / "web_decisions.md").read_text()
+
+    # --twins-of: the candidate whose page + action is in a training folder is scored apart from the rest
+    from rlvr_sim.envs.web.world_model_env import load_start_pages
+
+    from rlvr_sim.data.wma import WebTransition, to_wma_record
+
+    start, twin_action = load_start_pages()[0], state["candidates"][0]
+    train = tmp_path / "train_data"
+    train.mkdir()
+    record = WebTransition(objective="anything", action=twin_action, tree=start["tree"], gold="New items:\nNone",
+                           url=start["url"])
+    (train / "train.jsonl").write_text(json.dumps(to_wma_record(record)) + "\n")
+    assert main(["--decisions", "--tasks", "0", "--max-steps", "1", "--samples", "6", "--out", str(tmp_path),
+                 "--twins-of", str(train)]) == 0
+    report = json.loads((tmp_path / "web_decisions.json").read_text())
+    (state,) = report["states"]
+    assert state["twin"] == {a: a == twin_action for a in state["candidates"] if not a.startswith("stop")}
+    for name in ("SFT", "RLVR"):
+        row = report["summary"][name]
+        assert row["transitions_twin"] == 1 and row["transitions_no_twin"] == row["transitions"] - 1
+        assert row["f1_twin"] == 100.0 * state["models"][name]["f1"][twin_action]
+    assert "F1, twin in training" in (tmp_path / "web_decisions.md").read_text()
