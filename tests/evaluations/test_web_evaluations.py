@@ -54,3 +54,28 @@ def test_web_evaluation_scores_transitions_without_a_training_twin_apart(tmp_pat
     table = (out / "web.md").read_text()
     assert "| A |" in table and "2 / 1 |" in table and "1 of the 3 test transitions have a training twin" in table
     assert "B - A: +0.00 F1" in table and "A - No-change baseline: " in table
+
+
+def test_models_with_different_answer_budgets_are_scored_on_the_same_transitions(tmp_path):
+    """One transition set for every row: chosen by the largest budget (or --max-new-tokens), and every model
+    generates up to it, so a short-budget model is scored (and fails) on the long answers too."""
+    from rlvr_sim.models.lm import load_model
+
+    data = tiny_checkpoint_and_data(tmp_path)
+    model, tokenizer, _ = load_model(str(tmp_path / "ckpt"))
+    save_checkpoint(tmp_path / "long", model, tokenizer, {"task_args": {"max_new_tokens": 200}})
+    long_gold = "New items:\n" + "\n".join(f"[{i}] link 'Product number {i}'" for i in range(3, 12)) + \
+        "\n\nDeleted items:\nNone\n\nUpdated items:\nNone"
+    assert 40 < len(tokenizer(long_gold)["input_ids"]) < 199
+    records = [{"objective": "o", "current_action": "click [2]", "observation": TREE, "next_state_tao": GOLD},
+               {"objective": "o", "current_action": "click [1]", "observation": TREE, "next_state_tao": long_gold}]
+    (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert web_eval.answer_budget(tmp_path / "ckpt") == 40 and web_eval.answer_budget(tmp_path / "long") == 200
+    out = tmp_path / "out"
+    models = ["--model", f"Short={tmp_path / 'ckpt'}", "--model", f"Long={tmp_path / 'long'}"]
+    assert web_eval.main([*models, "--data", str(data), "--out", str(out)]) == 0
+    report = json.loads((out / "web.json").read_text())
+    assert [row["n"] for row in report["rows"]] == [2, 2, 2] and len(report["keys"]) == 2
+    assert "answers within 200 tokens" in report["note"]
+    assert web_eval.main([*models, "--data", str(data), "--out", str(out), "--max-new-tokens", "40"]) == 0
+    assert [row["n"] for row in json.loads((out / "web.json").read_text())["rows"]] == [1, 1, 1]
