@@ -77,6 +77,7 @@ def episode_with_restart(env: Any, agent: Any, task_id: int, seed: int, max_step
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     from rlvr_sim.envs.web.browser_env import BrowserEnv
     from rlvr_sim.envs.web.tasks import WEB_TASKS
+    from tqdm import tqdm
 
     task_ids = args.tasks if args.tasks else [t.task_id for t in WEB_TASKS]
     env = BrowserEnv(max_steps=args.max_steps)
@@ -86,9 +87,10 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             agent = build_agent(name, env, args)
             start = time.time()
             restarts: list[dict[str, Any]] = []
+            runs = [(repeat, task_id) for repeat in range(args.repeats) for task_id in task_ids]
             episodes = [episode_with_restart(env, agent, task_id, args.seed + 1000 * repeat + task_id, args.max_steps,
                                              restarts)
-                        for repeat in range(args.repeats) for task_id in task_ids]
+                        for repeat, task_id in tqdm(runs, desc=name, unit="episode", leave=False)]
             successes = [e["success"] for e in episodes]
             results[name] = {"success_rate": 100.0 * sum(successes) / len(successes), "episodes": len(episodes),
                              "mean_steps": sum(e["steps"] for e in episodes) / len(episodes),
@@ -111,6 +113,7 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
     from rlvr_sim.envs.web.tree import format_changes, item_changes
     from rlvr_sim.envs.web.world_model_env import LMWebWorldModel, next_tree_from_prediction
     from rlvr_sim.policies.web_mpc import HeuristicValueFunction, HeuristicWebPolicy, MPCWebAgent
+    from tqdm import tqdm
 
     from rlvr_sim.metrics.web import item_change_f1
 
@@ -127,36 +130,36 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
     task_ids = args.tasks if args.tasks else [t.task_id for t in WEB_TASKS]
     env = BrowserEnv(max_steps=args.max_steps)
     states: list[dict[str, Any]] = []
+    runs = [(repeat, task_id) for repeat in range(args.repeats) for task_id in task_ids]
     try:
-        for repeat in range(args.repeats):
-            for task_id in task_ids:
-                seed = args.seed + 1000 * repeat + task_id
-                rng = np.random.default_rng(seed)
-                tree, info = env.reset(seed=seed, options={"task_id": task_id})
-                history: list[str] = []
-                for _ in range(args.max_steps):
-                    objective, url = info["objective"], info["url"]
-                    candidates = agent.ranked_proposals(objective, tree, url, history, rng)[: agent.top_k]
-                    imagined = [a for a in candidates if not a.startswith("stop")]
-                    real = {a: env.simulate(a) for a in imagined}
-                    real_scores = agent.values(objective, tree, history, candidates, real)
-                    real_pick = agent.best(candidates, real_scores)
-                    state = {"task_id": task_id, "repeat": repeat, "candidates": candidates, "real_pick": real_pick,
-                             "real_scores": real_scores, "policy_pick": candidates[0], "models": {}}
-                    if train_keys is not None:
-                        state["twin"] = {a: transition_key(tree, a) in train_keys for a in imagined}
-                    for name, model in world_models.items():
-                        predictions = dict(zip(imagined, model.predict_batch(objective, url, imagined, tree, seed=seed)))
-                        predicted = {a: next_tree_from_prediction(tree, p)[0] for a, p in predictions.items()}
-                        f1 = {a: item_change_f1(predictions[a], format_changes(item_changes(tree, real[a]))).f1
-                              for a in imagined}
-                        scores = agent.values(objective, tree, history, candidates, predicted)
-                        state["models"][name] = {"pick": agent.best(candidates, scores), "f1": f1}
-                    states.append(state)
-                    tree, _, terminated, truncated, info = env.step(real_pick)
-                    history.append(real_pick)
-                    if terminated or truncated:
-                        break
+        for repeat, task_id in tqdm(runs, desc="decisions", unit="episode", leave=False):
+            seed = args.seed + 1000 * repeat + task_id
+            rng = np.random.default_rng(seed)
+            tree, info = env.reset(seed=seed, options={"task_id": task_id})
+            history: list[str] = []
+            for _ in range(args.max_steps):
+                objective, url = info["objective"], info["url"]
+                candidates = agent.ranked_proposals(objective, tree, url, history, rng)[: agent.top_k]
+                imagined = [a for a in candidates if not a.startswith("stop")]
+                real = {a: env.simulate(a) for a in imagined}
+                real_scores = agent.values(objective, tree, history, candidates, real)
+                real_pick = agent.best(candidates, real_scores)
+                state = {"task_id": task_id, "repeat": repeat, "candidates": candidates, "real_pick": real_pick,
+                         "real_scores": real_scores, "policy_pick": candidates[0], "models": {}}
+                if train_keys is not None:
+                    state["twin"] = {a: transition_key(tree, a) in train_keys for a in imagined}
+                for name, model in world_models.items():
+                    predictions = dict(zip(imagined, model.predict_batch(objective, url, imagined, tree, seed=seed)))
+                    predicted = {a: next_tree_from_prediction(tree, p)[0] for a, p in predictions.items()}
+                    f1 = {a: item_change_f1(predictions[a], format_changes(item_changes(tree, real[a]))).f1
+                          for a in imagined}
+                    scores = agent.values(objective, tree, history, candidates, predicted)
+                    state["models"][name] = {"pick": agent.best(candidates, scores), "f1": f1}
+                states.append(state)
+                tree, _, terminated, truncated, info = env.step(real_pick)
+                history.append(real_pick)
+                if terminated or truncated:
+                    break
     finally:
         env.close()
     decisive = [s for s in states if len(set(s["real_scores"].values())) > 1]
