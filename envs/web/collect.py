@@ -5,7 +5,8 @@ Agents: a scripted explorer that prefers elements whose names share words with t
 (click, type, hover, scroll, go_back, goto a site page) and, with `--policy-prob`, samples of the MPC
 agent's own proposal policy (`--policy`, default `HeuristicWebPolicy`, at `--policy-temperature`), so that
 the world model also sees the pages and actions it will be asked about when it serves as the agent's
-lookahead. The collector imports no policy: `collect` takes one, and the command line loads the class
+lookahead; with `--candidates K`, every state's K most frequent policy candidates, each with the page the real
+browser shows after it (the queries the agent's lookahead makes). The collector imports no policy: `collect` takes one, and the command line loads the class
 named by `--policy` (module:Class, `rlvr_sim.envs.collecting.load_class`), as `--task` does for tasks. Each
 step writes one WMA-style record (objective, action, tree before/after, URL path, previous actions,
 the gold item changes in the three-section format) to `train.jsonl` or `test.jsonl`.
