@@ -193,24 +193,14 @@ class BrowserEnv(gym.Env):
         finally:
             restore_state(self.base_url, saved)
 
-    def _rebuild_document(self, scratch: BrowserDriver) -> str:
-        """The current page rebuilt from its URL and the in-page actions since it loaded (the usual case)."""
-        scratch.goto(self._document_path)
+    @staticmethod
+    def _replay(scratch: BrowserDriver, path: str, actions: list[tuple[str, bool]]) -> str:
+        """The page after loading `path` and running `actions` (action, failed before) in the scratch tab,
+        observed after each as the episode was (ids match); an action that failed before may fail again,
+        any other failure raises."""
+        scratch.goto(path)
         rebuilt = scratch.observe()
-        for replay in self._page_actions:
-            scratch.execute(parse_action(replay))
-            rebuilt = scratch.observe()
-        return rebuilt[:MAX_TREE_CHARS]
-
-    def _rebuild_episode(self, scratch: BrowserDriver) -> str:
-        """The current page rebuilt by replaying the whole episode from its start page and start state (for
-        a page that its URL does not load, e.g. one a form submission returned); actions that failed in the
-        episode may fail again, any other failure raises."""
-        assert self.task is not None
-        restore_state(self.base_url, self._start_state)
-        scratch.goto(self.task.start_path)
-        rebuilt = scratch.observe()
-        for replay, failed in self._episode_actions:
+        for replay, failed in actions:
             try:
                 scratch.execute(parse_action(replay))
             except (ActionError, PageLoadError):
@@ -218,6 +208,17 @@ class BrowserEnv(gym.Env):
                     raise
             rebuilt = scratch.observe()
         return rebuilt[:MAX_TREE_CHARS]
+
+    def _rebuild_document(self, scratch: BrowserDriver) -> str:
+        """The current page rebuilt from its URL and the in-page actions since it loaded (the usual case)."""
+        return self._replay(scratch, self._document_path, [(a, False) for a in self._page_actions])
+
+    def _rebuild_episode(self, scratch: BrowserDriver) -> str:
+        """The current page rebuilt by replaying the whole episode from its start page and start state (for
+        a page that its URL does not load, e.g. one a form submission returned)."""
+        assert self.task is not None
+        restore_state(self.base_url, self._start_state)
+        return self._replay(scratch, self.task.start_path, self._episode_actions)
 
     def _simulate_on(self, scratch: BrowserDriver, action: str) -> str:
         """`simulate`'s replay and action on the scratch page (the caller restores the server state).

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -158,10 +159,8 @@ def ranked_candidates(policy: ActionProposer, objective: str, tree: str, url: st
                       top_k: int, n_samples: int, rng: np.random.Generator) -> list[str]:
     """The MPC agent's candidates: the `top_k` most frequent of `n_samples` policy samples, most frequent first
     (as `policies.web_mpc.MPCWebAgent.ranked_proposals` keeps them)."""
-    counts: dict[str, int] = {}
-    for action in policy.propose(objective, tree, url, history, n_samples, rng):
-        counts[action] = counts.get(action, 0) + 1
-    return sorted(counts, key=lambda a: -counts[a])[:top_k]
+    samples = policy.propose(objective, tree, url, history, n_samples, rng)
+    return [action for action, _ in Counter(samples).most_common(top_k)]
 
 
 def collect(out_dir: str | Path, episodes: int, seed: int = 0, test_fraction: float = 0.2, max_steps: int = 8,
