@@ -354,7 +354,7 @@ def single_step(task: VideoTask, models: dict[str, Any], n_windows: int, seed: i
                      temperature=temperature, pad_token_id=task.pad_token_id,
                      seeds=[seed + i for i in range(len(examples))], allowed_token_range=task.code_range)
         tokens = np.array([c[: task.codec.cond_tokens] for c in out.completions()])
-        codes = task.codec.to_codes(w.cond_codes[index, k - 1], tokens)  # relational: apply the T's displacement
+        codes = task.codec.to_codes(w.cond_codes[index, k - 1], tokens)  # relational / delta: relative to the frame before
         preds[name] = task.decode_predictions(codes[:, None], index, "test")[:, 0]
     rows, per_window = {}, {}
     for name, pred in preds.items():
@@ -542,7 +542,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     states = start_states(long_task, args.starts)
     results["action_response"] = action_response(rolled, states, settings["frame_skip"], base.image_size, args.seed)
     results["single"] = {}
-    layouts = {name: "relational" if world.codec.relational else "pose" for name, world in worlds.items()}
+    layouts = {name: "relational" if world.codec.relational else "delta" if world.codec.delta else "pose"
+               for name, world in worlds.items()}
     for layout in dict.fromkeys(layouts.values()):
         # one single-step task per token layout (the prompts differ; windows, truth and baselines do not)
         with loading_progress(f"single-step windows ({layout})"):

@@ -246,8 +246,9 @@ class VideoWorldModel:
         codes, ranges = [], self.codec.slot_ranges()
         for slot in range(self.codec.cond_tokens):
             allowed = (0, self.codec.frame_vocab)  # any frame token, as `sample()` draws them (one path)
-            if median and keypoints:
-                token = median_in_range(self.session.logits, 0, self.codec.frame_vocab, absent_bin=False)
+            if median and keypoints:  # delta layout: a coordinate's change mod C, read around its likeliest value
+                token = median_in_range(self.session.logits, 0, self.codec.frame_vocab, absent_bin=False,
+                                        circular=self.codec.delta)
             elif median and self.codec.relational:
                 token = median_in_range(self.session.logits, *ranges[slot])
             elif median:
@@ -256,7 +257,8 @@ class VideoWorldModel:
                 token, _ = self.session.draw(temperature, allowed_token_range=allowed)
             codes.append(token)
             self.session.feed(token[:, None])
-        # generated tokens -> pose codes (relational: the T moved by its body-frame displacement)
+        # generated tokens -> codes (relational: the T moved by its body-frame displacement; delta: each
+        # coordinate moved by its token)
         code_array = self.codec.to_codes(self.history_codes[-1], torch.stack(codes, dim=1).numpy())
         self.last_frames = self.tokenizer.decode(code_array, self.anchor, CONDITIONAL)
         self.last_codes = code_array

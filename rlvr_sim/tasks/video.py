@@ -58,9 +58,10 @@ SCENE_JUDGES = {"pusht": pusht_pixels, "arm": arm_pixels}
 
 
 # augment ("none", "d4", "d4_shift"): rlvr_sim.tasks.video_augment
-# layout: "pose" = each frame's pose codes; "relational" = agent codes + the T's body-frame displacement,
-# with body-frame agent and target tokens forced after each frame (`VideoCodec`, docs/video.md)
-LAYOUTS = ("pose", "relational")
+# layout: "pose" = each frame's codes as they are; "relational" = agent codes + the T's body-frame displacement,
+# with body-frame agent and target tokens forced after each frame (`VideoCodec`, docs/video.md); "delta"
+# (keypoint tokenizers: ordered per-coordinate levels) = each coordinate's change since the previous frame
+LAYOUTS = ("pose", "relational", "delta")
 
 
 # Relational pose layout (`VideoCodec.relational`, task option `layout: relational`; pose tokenizer only).
@@ -90,8 +91,20 @@ class VideoCodec:
     relational: bool = False
     action_low: list[float] | None = None  # world range of the action bins (relational: targets in body frame)
     action_high: list[float] | None = None
+    # Delta layout (keypoint codes, each an ordered level in [0, codebook_size)): a generated frame token is the
+    # change of its coordinate since the previous frame, modulo codebook_size (so "nothing moved" is token 0
+    # in every slot wherever the point is, and the round trip is exact); decoded as (previous + token) mod C.
+    delta: bool = False
+
+    @property
+    def stateful(self) -> bool:
+        """Whether a generated frame's tokens depend on the frame before it (relational and delta layouts)."""
+        return self.relational or self.delta
 
     def __post_init__(self) -> None:
+        if self.delta and (self.relational or self.abs_tokens != self.cond_tokens):
+            raise ValueError("the delta layout needs one code per coordinate in both the anchor and the generated "
+                             "frames (a keypoint tokenizer) and excludes the relational layout")
         if self.relational and (self.abs_tokens != 5 or self.cond_tokens != 5 or self.action_dim != 2
                                 or self.action_low is None or self.action_high is None):
             raise ValueError("the relational layout needs the PushT pose tokenizer (5 codes per frame), 2-D "
@@ -197,8 +210,10 @@ class VideoCodec:
         return np.concatenate(out, -1)
 
     def frame_tokens(self, prev: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        """Generated tokens (..., cond_tokens) of the frame with pose codes `codes` after the frame `prev`."""
+        """Generated tokens (..., cond_tokens) of the frame with codes `codes` after the frame `prev`."""
         codes = np.asarray(codes, dtype=np.int64)
+        if self.delta:
+            return (codes - np.asarray(prev, dtype=np.int64)) % self.codebook_size
         if not self.relational:
             return codes
         before, angle_before = self._poses(prev)
@@ -222,8 +237,13 @@ class VideoCodec:
 
         Relational: the agent codes as generated, the T moved by the displacement in `prev`'s body frame and
         re-quantised; an "unknown" displacement (or a token outside its slot) keeps the T where it was, and
-        a T that was not visible stays so. Otherwise the tokens are the codes."""
+        a T that was not visible stays so. Delta: each coordinate moved by its token (mod codebook_size); a
+        token outside the codes keeps the coordinate. Otherwise the tokens are the codes."""
         tokens = np.asarray(tokens, dtype=np.int64)
+        if self.delta:
+            prev = np.broadcast_to(np.asarray(prev, dtype=np.int64), tokens.shape)
+            inside = (tokens >= 0) & (tokens < self.codebook_size)
+            return np.where(inside, (prev + tokens) % self.codebook_size, prev)
         if not self.relational:
             return tokens
         prev = np.asarray(prev, dtype=np.int64)
@@ -258,7 +278,7 @@ class VideoCodec:
         cond_codes = np.asarray(cond_codes, dtype=np.int64).reshape(len(abs_codes), -1, self.cond_tokens)
         n = cond_codes.shape[1]
         bins = np.asarray(action_bins)[:, :n]
-        if self.relational:
+        if self.stateful:  # frame tokens relative to the frame before (the anchor's codes start the chain)
             frames = np.concatenate([abs_codes[:, None], cond_codes], 1)
             chunk, gen = self.chunks(frames[:, :n], bins), self.frame_tokens(frames[:, :-1], frames[:, 1:])
         else:  # chunks are the actions alone; frames are the codes themselves
@@ -294,9 +314,9 @@ class VideoCodec:
         return frames, valid
 
     def frames_to_codes(self, prev: np.ndarray, frames: np.ndarray) -> np.ndarray:
-        """Pose codes (..., F, 5) of F consecutive generated frames (..., F, cond_tokens) after `prev`."""
+        """Codes (..., F, cond_tokens) of F consecutive generated frames (..., F, cond_tokens) after `prev`."""
         frames = np.asarray(frames, dtype=np.int64)
-        if not self.relational:
+        if not self.stateful:
             return frames
         out, last = np.zeros_like(frames), np.asarray(prev, dtype=np.int64)
         for t in range(frames.shape[-2]):
@@ -411,6 +431,9 @@ class VideoTask:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
         if layout == "relational" and not hasattr(self.frame_tokenizer, "symmetry_codes"):
             raise ValueError("layout='relational' needs the PushT pose tokenizer (it reads poses from the codes)")
+        if layout == "delta" and type(self.frame_tokenizer).__name__ != "KeypointTokenizer":
+            raise ValueError("layout='delta' needs a keypoint tokenizer (its codes are ordered coordinate levels); "
+                             f"{tokenizer_dir} holds a {type(self.frame_tokenizer).__name__}")
         self.codec = VideoCodec(cfg.codebook_size, self.action_bins.action_dim,
                                 cfg.tokens_per_frame("absolute"), cfg.tokens_per_frame("conditional"),
                                 self.action_bins.num_bins, **self._layout_args(layout))
@@ -427,6 +450,8 @@ class VideoTask:
     def _layout_args(self, layout: str) -> dict[str, Any]:
         if layout == "pose":
             return {}
+        if layout == "delta":
+            return {"delta": True}
         return {"relational": True, "action_low": self.action_bins.low.tolist(),
                 "action_high": self.action_bins.high.tolist()}
 
@@ -469,13 +494,14 @@ class VideoTask:
                 meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, **tag}
                 if codec.relational:  # chunks follow the generated frames when sampling
                     forced = StateForcing(forced, codec, abs_codes[j], action_bins[j])
+                if codec.stateful:
                     meta["prev"] = abs_codes[j].tolist()
                 out.append(Example(full[:cut], full[cut:], forced, meta))
             else:
                 k = self.context_frames
                 cut = 1 + codec.abs_tokens + k * stride - codec.cond_tokens
                 meta = {"split": split, "index": i, "first": k, "frames": 1, **tag}
-                if codec.relational:
+                if codec.stateful:
                     meta["prev"] = cond_codes[j, k - 1].tolist()
                 out.append(Example(full[:cut], full[cut : cut + codec.cond_tokens], None, meta))
         return out
@@ -558,7 +584,7 @@ class VideoTask:
             parsed = self.codec.parse_frames(completion, meta["frames"])
             if parsed is not None:
                 codes, valid = parsed
-                if self.codec.relational:  # generated tokens -> pose codes, in the example's own frame
+                if self.codec.stateful:  # generated tokens -> codes, in the example's own frame
                     codes = self.codec.frames_to_codes(np.asarray(meta["prev"]), codes)
                 if "shift" in meta:  # a translated copy: move the prediction back first
                     codes = shift_codes(codes[None], -np.asarray(meta["shift"])[None],
