@@ -18,6 +18,12 @@ serves:
 2. **Best-of-N**: N rollouts per window sampled at temperature 1; the best of the first n by MSE / LPIPS.
 3. **Four far targets**: from `--starts` held-out frames, the agent (PushT) or the arm's tip sent to four
    far points and held 3 steps; where the judge finds it in the last predicted frame (share within 3 px).
+4. **The pushed object, still vs moved** (judged scenes): the pushed object's error (PushT's T, the arm's puck)
+   at the last horizon over the windows where it truly stayed within 1 px of the anchor and over the rest, so a
+   model that drifts a still object and one that mis-pushes a moving one are told apart (copy-last-frame is
+   near 0 on the first group by construction).
+`--compare NAME=CHECKPOINT` adds any other checkpoint as a row (paired against copy-last-frame and against it,
+base vs NAME).
 JSON and markdown to `--out` (default runs/eval/video_visual), a progress bar throughout.
 """
 
@@ -203,6 +209,29 @@ def far_targets(task: VideoTask, worlds: dict[str, Any], scene: str, starts: int
     return out
 
 
+PUSHED = {"pusht": "block", "arm": "puck"}  # the object the agent pushes, per judged scene
+STILL_PX = 1.0  # a pushed object within this many px of its anchor position counts as still
+
+
+def still_and_moved(task: VideoTask, scene: str, n: int, h: int, per_window: dict[str, np.ndarray],
+                    rows: list[str]) -> dict[str, Any]:
+    """Section 4: each row's pushed-object error at horizon `h` over windows where it truly stayed still / moved."""
+    if scene not in PUSHED:
+        return {}
+    w, key = task.windows["test"], PUSHED[scene]
+    anchor = scene_objects(scene, w.context[:n])[key]
+    truth = scene_objects(scene, w.future[:n, h - 1])[key]
+    moved = np.nan_to_num(np.linalg.norm(truth - anchor, axis=-1), nan=np.inf) > STILL_PX
+    out: dict[str, Any] = {"object": key, "horizon": h, "still": int((~moved).sum()), "moved": int(moved.sum())}
+    for name in rows:
+        values = per_window.get(f"{name}|{key}_px|{h}")
+        if values is None:
+            continue
+        out[name] = {group: _ci(values[mask]) if mask.any() else None
+                     for group, mask in (("still", ~moved), ("moved", moved))}
+    return out
+
+
 def _fmt(entry: dict[str, float], digits: int) -> str:
     return f"{entry['mean']:.{digits}f} [{entry['low']:.{digits}f}, {entry['high']:.{digits}f}]"
 
@@ -233,6 +262,13 @@ def markdown(results: dict[str, Any]) -> str:
                   "| model | n | MSE x1e3 | LPIPS x100 |", "|---|---|---|---|"]
         for name, curve in results["best_of_n"].items():
             lines += [f"| {name} | {n} | {1e3 * v['mse']:.3f} | {100 * v['lpips']:.2f} |" for n, v in curve.items()]
+    split = results.get("still_moved")
+    if split:
+        lines += ["", f"## The {split['object']} at step {split['horizon']}: still vs moved (error px, mean [95% CI])", "",
+                  f"| row | {split['object']} still ({split['still']} windows) | {split['object']} moved "
+                  f"({split['moved']} windows) |", "|---|---|---|"]
+        lines += [f"| {name} | " + " | ".join(_fmt(v[g], 2) if v[g] else "-" for g in ("still", "moved")) + " |"
+                  for name, v in split.items() if isinstance(v, dict)]
     if results.get("far_targets"):
         far = results["far_targets"]
         lines += ["", f"## Four far targets, each held 3 steps ({far['runs']} runs)", "",
@@ -249,6 +285,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--base", required=True, help="MLE checkpoint (path or embedded name)")
     parser.add_argument("--rlvr", default=None, help="RLVR checkpoint")
     parser.add_argument("--pose", default=None, help="PushT only: the pose-token checkpoint, as another row")
+    parser.add_argument("--compare", action="append", default=[], metavar="NAME=CHECKPOINT",
+                        help="another checkpoint as a row, paired with base (repeatable)")
     parser.add_argument("--windows", type=int, default=64, help="held-out windows")
     parser.add_argument("--best-of", type=int, default=8, help="samples per window for the best-of-N curve (0: skip)")
     parser.add_argument("--starts", type=int, default=16, help="start frames for the four-far-targets test")
@@ -269,6 +307,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rows = dict(worlds)
     if args.pose:
         rows["pose tokens (PushT)"] = VideoWorldModel(args.pose)
+    for spec in args.compare:
+        name, sep, checkpoint = spec.partition("=")
+        if not sep or not name or not checkpoint or name in rows:
+            parser.error(f"--compare takes NAME=CHECKPOINT with a new row name, got {spec!r}")
+        rows[name] = VideoWorldModel(checkpoint)
     n = min(args.windows, len(task.windows["test"].context))
     horizons = sorted(h for h in {1, 4, task.horizon} if h <= task.horizon)
     lpips = perceptual_metric()
@@ -276,12 +319,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with tqdm(total=total, desc="video_visual", unit="part") as bar:
         rollouts, per_window = rollout_section(task, rows, scene, n, horizons, args.seed, lpips, bar)
         pairs = [("copy-last-frame", name) for name in rows] + [("base", "RLVR")] * ("RLVR" in worlds)
+        pairs += [(spec.partition("=")[0], "base") for spec in args.compare]
         results: dict[str, Any] = {
             "scene": scene, "data": args.data, "windows": n, "horizons": horizons, "lpips_variant": lpips.name,
             "checkpoints": {name: display_path(world.checkpoint) for name, world in rows.items()},
             "rollouts": rollouts, "gains": gains(per_window, pairs),
             "best_of_n": best_of_n(task, worlds, n, args.best_of, args.seed, lpips, bar) if args.best_of else {},
-            "far_targets": far_targets(task, rows, scene, args.starts, args.seed, bar)}
+            "far_targets": far_targets(task, rows, scene, args.starts, args.seed, bar),
+            "still_moved": still_and_moved(task, scene, n, horizons[-1], per_window, list(rollouts))}
     results["seconds"] = round(time.time() - start, 1)
     write_results(results, out, markdown(results), "evaluations/video_visual.py", argv if argv is not None else sys.argv[1:])
     return results
