@@ -542,8 +542,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     states = start_states(long_task, args.starts)
     results["action_response"] = action_response(rolled, states, settings["frame_skip"], base.image_size, args.seed)
     results["single"] = {}
-    layouts = {name: "relational" if world.codec.relational else "delta" if world.codec.delta else "pose"
-               for name, world in worlds.items()}
+    layouts = {name: "relational" if world.codec.relational else "pose" for name, world in worlds.items()}
     for layout in dict.fromkeys(layouts.values()):
         # one single-step task per token layout (the prompts differ; windows, truth and baselines do not)
         with loading_progress(f"single-step windows ({layout})"):

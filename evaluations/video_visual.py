@@ -92,7 +92,8 @@ def held_out_task(world: VideoWorldModel, data: str, max_windows: int, camera: s
     meta = load_model(world.checkpoint)[2]
     settings = meta["video_settings"]
     scene = checkpoint_scene(meta, world.tokenizer) or "custom"
-    task = VideoTask(data_dir=data, tokenizer_dir=str(world.checkpoint / "tokenizer"), mode="multi",
+    own = world.checkpoint / "tokenizer"  # a packaged checkpoint's own copy, else the run's training tokenizer
+    task = VideoTask(data_dir=data, tokenizer_dir=str(own if own.is_dir() else settings["tokenizer_dir"]), mode="multi",
                      horizon=int(settings["horizon"]), frame_skip=int(settings["frame_skip"]),
                      test_fraction=settings["test_fraction"], split_seed=settings["split_seed"],
                      test_stride=settings["test_stride"], max_test_windows=max_windows,

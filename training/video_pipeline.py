@@ -31,13 +31,14 @@ from pathlib import Path
 import numpy as np
 
 STAGES = ("tokenizer", "sft", "grpo", "package", "evaluate")
+LAYOUTS = {"absolute": "pose", "delta": "delta", "mixed": "mixed"}  # --layout -> the video task's `layout`
 
 MODEL_CARD = """# {title}
 
 A visual world model trained by `python training/video_pipeline.py {argv}`.
 
 - Model: Llama causal LM ({params:,} parameters) over [keypoint coordinate codes ({bins}) | action bins
-  ({action_dim} x 256) | PAD, BOS]; stage `{stage}`, {steps} steps.
+  ({action_dim} x 256) | PAD, BOS]; stage `{stage}`, {steps} steps; {layout} layout.
 - Tokenizer (`tokenizer/`): {keypoints} learned image points per frame (`rlvr_sim.models.keypoint_tokenizer`),
   drawn over the anchor frame. Held-out reconstruction MSE one step ahead {tok1:.2e} vs copy-last-frame {copy1:.2e}.
 - Data: `{data}`, {image_size}x{image_size} frames, frame skip {frame_skip}, scene `{scene}`.
@@ -87,10 +88,18 @@ def package(run: Path, out: Path, tokenizer: Path, args: argparse.Namespace, tit
     codec = meta["video_codec"]
     (out / "README.md").write_text(MODEL_CARD.format(
         title=title, argv=" ".join(args.argv), params=params, bins=codec["codebook_size"], action_dim=codec["action_dim"],
-        stage=meta.get("stage", "?"), steps=meta.get("steps", 0), keypoints=tok["config"]["keypoints"],
+        stage=meta.get("stage", "?"), steps=meta.get("steps", 0),
+        layout=_layout_name(codec), keypoints=tok["config"]["keypoints"],
         tok1=tok["report"]["gap1_recon_mse"], copy1=tok["report"]["gap1_copy_mse"], data=args.data,
         image_size=args.image_size, frame_skip=args.frame_skip, scene=args.scene))
     print(f"packaged {run} -> {out}", flush=True)
+
+
+def _layout_name(codec: dict) -> str:
+    slots = codec.get("delta_slots") or []
+    if not slots:
+        return "absolute"
+    return "delta" if len(slots) == codec["cond_tokens"] else f"mixed (change-coded slots {slots})"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -105,6 +114,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--frame-skip", type=int, default=1, help="model step = this many recorded frames")
     parser.add_argument("--horizon", type=int, default=8, help="frames predicted per training window")
     parser.add_argument("--keypoints", type=int, default=8)
+    parser.add_argument("--layout", choices=LAYOUTS, default="absolute",
+                        help="frame tokens: each point's coordinates ('absolute'), their change since the previous "
+                             "frame ('delta': a still object is the same tokens wherever it lies), or the change for "
+                             "the points that stay still in most training transitions and coordinates for the rest "
+                             "('mixed')")
     parser.add_argument("--tokenizer-steps", type=int, default=2500)
     parser.add_argument("--sft-steps", type=int, default=800)
     parser.add_argument("--grpo-steps", type=int, default=40)
@@ -130,7 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     tokenizer = out / "tokenizer"
     task_args = [f"task_args.data_dir={args.data}", f"task_args.tokenizer_dir={tokenizer}",
                  f"task_args.frame_skip={args.frame_skip}", f"task_args.horizon={args.horizon}",
-                 f"task_args.scene={args.scene}", f"task_args.cache_dir={out / 'cache'}"]
+                 f"task_args.scene={args.scene}", f"task_args.cache_dir={out / 'cache'}",
+                 f"task_args.layout={LAYOUTS[args.layout]}"]
     task_args += [f"task_args.camera={args.camera}"] if args.camera else []
     if "tokenizer" in args.stage_list:
         _run([py, "training/tokenizer.py", "--kind", "keypoint", "--data", args.data, "--out", str(tokenizer),

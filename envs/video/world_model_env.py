@@ -246,9 +246,9 @@ class VideoWorldModel:
         codes, ranges = [], self.codec.slot_ranges()
         for slot in range(self.codec.cond_tokens):
             allowed = (0, self.codec.frame_vocab)  # any frame token, as `sample()` draws them (one path)
-            if median and keypoints:  # delta layout: a coordinate's change mod C, read around its likeliest value
+            if median and keypoints:  # a change-coded slot (delta / mixed layouts): read around its likeliest value
                 token = median_in_range(self.session.logits, 0, self.codec.frame_vocab, absent_bin=False,
-                                        circular=self.codec.delta)
+                                        circular=slot in (self.codec.delta_slots or ()))
             elif median and self.codec.relational:
                 token = median_in_range(self.session.logits, *ranges[slot])
             elif median:

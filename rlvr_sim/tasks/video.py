@@ -60,8 +60,11 @@ SCENE_JUDGES = {"pusht": pusht_pixels, "arm": arm_pixels}
 # augment ("none", "d4", "d4_shift"): rlvr_sim.tasks.video_augment
 # layout: "pose" = each frame's codes as they are; "relational" = agent codes + the T's body-frame displacement,
 # with body-frame agent and target tokens forced after each frame (`VideoCodec`, docs/video.md); "delta"
-# (keypoint tokenizers: ordered per-coordinate levels) = each coordinate's change since the previous frame
-LAYOUTS = ("pose", "relational", "delta")
+# (keypoint tokenizers: ordered per-coordinate levels) = each coordinate's change since the previous frame;
+# "mixed" (keypoint tokenizers) = the change for the points that stay still in most training transitions (the
+# objects that wait to be pushed), the coordinates themselves for the rest (what the actions drive)
+LAYOUTS = ("pose", "relational", "delta", "mixed")
+STILL_SHARE = 0.5  # "mixed": a point is change-coded if it moves in fewer than this share of training transitions
 
 
 # Relational pose layout (`VideoCodec.relational`, task option `layout: relational`; pose tokenizer only).
@@ -73,6 +76,17 @@ LAYOUTS = ("pose", "relational", "delta")
 DISP_RANGE, ANGLE_DISP_RANGE = 96, 32  # |du|, |dv| <= 96 world units (1 per bin), |dtheta| <= 32 angle bins
 REL_RANGE, REL_STEP = 160, 2  # body-frame positions in [-160, 160] world units, 2 units per bin (clipped)
 REL_SLOTS = ("agent_u", "agent_v", "target_u", "target_v")
+
+
+def still_slots(codes: np.ndarray, share: float = STILL_SHARE) -> list[int]:
+    """The "mixed" layout's change-coded slots: both coordinates of every point whose code changes (in either
+    coordinate) in fewer than `share` of the consecutive frame pairs of `codes` (windows (W, F, 2K) or (F, 2K))."""
+    codes = np.asarray(codes, dtype=np.int64)
+    codes = codes.reshape(-1, *codes.shape[-2:]) if codes.ndim > 2 else codes[None]
+    if codes.shape[-1] % 2 or codes.shape[1] < 2:
+        raise ValueError(f"need windows of >= 2 frames of (x, y) codes per point, got shape {codes.shape}")
+    moved = (codes[:, 1:] != codes[:, :-1]).reshape(-1, codes.shape[-1] // 2, 2).any(-1).mean(0)
+    return [2 * p + c for p in np.flatnonzero(moved < share).tolist() for c in (0, 1)]
 
 
 @dataclass
@@ -91,10 +105,15 @@ class VideoCodec:
     relational: bool = False
     action_low: list[float] | None = None  # world range of the action bins (relational: targets in body frame)
     action_high: list[float] | None = None
-    # Delta layout (keypoint codes, each an ordered level in [0, codebook_size)): a generated frame token is the
-    # change of its coordinate since the previous frame, modulo codebook_size (so "nothing moved" is token 0
-    # in every slot wherever the point is, and the round trip is exact); decoded as (previous + token) mod C.
-    delta: bool = False
+    # Delta / mixed layouts (keypoint codes, each an ordered level in [0, codebook_size)): the generated frame
+    # slots in `delta_slots` hold the change of their coordinate since the previous frame, modulo codebook_size
+    # (so "nothing moved" is token 0 wherever the point is, and the round trip is exact; decoded as (previous +
+    # token) mod C); the other slots hold the coordinate itself.
+    delta_slots: list[int] | None = None
+
+    @property
+    def delta(self) -> bool:
+        return bool(self.delta_slots)
 
     @property
     def stateful(self) -> bool:
@@ -102,9 +121,13 @@ class VideoCodec:
         return self.relational or self.delta
 
     def __post_init__(self) -> None:
-        if self.delta and (self.relational or self.abs_tokens != self.cond_tokens):
-            raise ValueError("the delta layout needs one code per coordinate in both the anchor and the generated "
-                             "frames (a keypoint tokenizer) and excludes the relational layout")
+        if self.delta_slots is not None:
+            self.delta_slots = sorted({int(i) for i in self.delta_slots})
+            if self.relational or self.abs_tokens != self.cond_tokens:
+                raise ValueError("the delta layout needs one code per coordinate in both the anchor and the generated "
+                                 "frames (a keypoint tokenizer) and excludes the relational layout")
+            if self.delta_slots and not 0 <= self.delta_slots[0] <= self.delta_slots[-1] < self.cond_tokens:
+                raise ValueError(f"delta_slots must index the {self.cond_tokens} frame slots, got {self.delta_slots}")
         if self.relational and (self.abs_tokens != 5 or self.cond_tokens != 5 or self.action_dim != 2
                                 or self.action_low is None or self.action_high is None):
             raise ValueError("the relational layout needs the PushT pose tokenizer (5 codes per frame), 2-D "
@@ -213,7 +236,10 @@ class VideoCodec:
         """Generated tokens (..., cond_tokens) of the frame with codes `codes` after the frame `prev`."""
         codes = np.asarray(codes, dtype=np.int64)
         if self.delta:
-            return (codes - np.asarray(prev, dtype=np.int64)) % self.codebook_size
+            out = codes.copy()
+            change = (codes - np.asarray(prev, dtype=np.int64)) % self.codebook_size
+            out[..., self.delta_slots] = change[..., self.delta_slots]
+            return out
         if not self.relational:
             return codes
         before, angle_before = self._poses(prev)
@@ -237,13 +263,16 @@ class VideoCodec:
 
         Relational: the agent codes as generated, the T moved by the displacement in `prev`'s body frame and
         re-quantised; an "unknown" displacement (or a token outside its slot) keeps the T where it was, and
-        a T that was not visible stays so. Delta: each coordinate moved by its token (mod codebook_size); a
-        token outside the codes keeps the coordinate. Otherwise the tokens are the codes."""
+        a T that was not visible stays so. Delta / mixed: each `delta_slots` coordinate moved by its token (mod
+        codebook_size), the others as generated; a token outside the codes keeps the coordinate. Otherwise the
+        tokens are the codes."""
         tokens = np.asarray(tokens, dtype=np.int64)
         if self.delta:
             prev = np.broadcast_to(np.asarray(prev, dtype=np.int64), tokens.shape)
             inside = (tokens >= 0) & (tokens < self.codebook_size)
-            return np.where(inside, (prev + tokens) % self.codebook_size, prev)
+            codes = tokens.copy()
+            codes[..., self.delta_slots] = (prev + tokens)[..., self.delta_slots] % self.codebook_size
+            return np.where(inside, codes, prev)
         if not self.relational:
             return tokens
         prev = np.asarray(prev, dtype=np.int64)
@@ -431,8 +460,8 @@ class VideoTask:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
         if layout == "relational" and not hasattr(self.frame_tokenizer, "symmetry_codes"):
             raise ValueError("layout='relational' needs the PushT pose tokenizer (it reads poses from the codes)")
-        if layout == "delta" and type(self.frame_tokenizer).__name__ != "KeypointTokenizer":
-            raise ValueError("layout='delta' needs a keypoint tokenizer (its codes are ordered coordinate levels); "
+        if layout in ("delta", "mixed") and type(self.frame_tokenizer).__name__ != "KeypointTokenizer":
+            raise ValueError(f"layout={layout!r} needs a keypoint tokenizer (its codes are ordered coordinate levels); "
                              f"{tokenizer_dir} holds a {type(self.frame_tokenizer).__name__}")
         self.codec = VideoCodec(cfg.codebook_size, self.action_bins.action_dim,
                                 cfg.tokens_per_frame("absolute"), cfg.tokens_per_frame("conditional"),
@@ -451,7 +480,9 @@ class VideoTask:
         if layout == "pose":
             return {}
         if layout == "delta":
-            return {"delta": True}
+            return {"delta_slots": list(range(self.frame_tokenizer.config.tokens_per_frame("conditional")))}
+        if layout == "mixed":
+            return {"delta_slots": still_slots(self.windows["train"].cond_codes)}
         return {"relational": True, "action_low": self.action_bins.low.tolist(),
                 "action_high": self.action_bins.high.tolist()}
 
@@ -634,4 +665,4 @@ class VideoTask:
                                    "image_size": self.image_size, "augment": self.augment}}
 
 
-__all__ = ["StateForcing", "VideoCodec", "VideoTask", "WORST_REWARD", "Windows"]
+__all__ = ["StateForcing", "VideoCodec", "VideoTask", "WORST_REWARD", "Windows", "still_slots"]

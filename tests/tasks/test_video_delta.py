@@ -16,7 +16,7 @@ BINS = {"low": [0, 0], "high": [512, 512], "num_bins": 256}
 
 
 def _codec() -> VideoCodec:
-    return VideoCodec(128, 2, 8, 8, 256, delta=True)
+    return VideoCodec(128, 2, 8, 8, 256, delta_slots=list(range(8)))
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,28 @@ def test_codec_round_trip_still_points_and_bad_tokens():
     assert (codec.frames_to_codes(chain[0], raw) == chain[1:]).all()
     assert codec.stateful and not VideoCodec(128, 2, 8, 8, 256).stateful
     with pytest.raises(ValueError, match="delta layout"):
-        VideoCodec(128, 2, 8, 4, 256, delta=True)
+        VideoCodec(128, 2, 8, 4, 256, delta_slots=[0])
+    with pytest.raises(ValueError, match="delta_slots"):
+        VideoCodec(128, 2, 8, 8, 256, delta_slots=[8])
+    mixed = VideoCodec(128, 2, 8, 8, 256, delta_slots=[2, 3])  # point 1 change-coded, the rest as coordinates
+    tokens = mixed.frame_tokens(prev, codes)
+    assert (tokens[:, [0, 1, 4, 5, 6, 7]] == codes[:, [0, 1, 4, 5, 6, 7]]).all()
+    assert (tokens[:, 2:4] == (codes[:, 2:4] - prev[:, 2:4]) % 128).all()
+    assert (mixed.to_codes(prev, tokens) == codes).all()
+
+
+def test_still_slots_pick_the_points_that_rarely_move():
+    from rlvr_sim.tasks.video import still_slots
+
+    rng = np.random.default_rng(0)
+    frames = np.repeat(rng.integers(0, 128, (1, 6)), 41, axis=0)  # three points, 40 transitions
+    frames[1:, 0] = rng.integers(0, 128, 40)       # point 0 moves (x) almost every transition
+    frames[::4, 5] += 1                            # point 2 moves (y) in half of them: not still
+    frames[10, 3] += 1                             # point 1 moves once: still
+    assert still_slots(frames) == [2, 3]
+    assert still_slots(frames[None].repeat(3, 0)) == [2, 3]  # windows (W, F, 2K)
+    with pytest.raises(ValueError, match="frames"):
+        still_slots(frames[:1])
 
 
 def test_delta_answers_score_as_the_same_frames_in_the_absolute_layout(delta_setup):
@@ -132,6 +153,18 @@ def test_env_generates_what_sample_generates_in_the_delta_layout(delta_setup, tm
     assert (world.last_codes[0] == codes).all()  # every coordinate's median change is 0: nothing moved
 
 
-def test_delta_layout_needs_a_keypoint_tokenizer(pose_setup):
+def test_mixed_layout_codes_the_data_s_still_points_as_changes(delta_setup):
+    from rlvr_sim.tasks.video import still_slots
+
+    task = make_task("pusht", layout="mixed", **delta_setup)
+    assert task.codec.delta_slots == still_slots(task.windows["train"].cond_codes)
+    assert task.checkpoint_meta()["video_codec"]["delta_slots"] == task.codec.delta_slots
+    w = task.windows["test"]
+    tokens = task.codec.frame_tokens(w.cond_codes[:, :-1], w.cond_codes[:, 1:])
+    assert (task.codec.frames_to_codes(w.cond_codes[:, 0], tokens) == w.cond_codes[:, 1:]).all()
+
+
+@pytest.mark.parametrize("layout", ["delta", "mixed"])
+def test_delta_layouts_need_a_keypoint_tokenizer(pose_setup, layout):
     with pytest.raises(ValueError, match="keypoint tokenizer"):
-        make_task("pusht", layout="delta", **dict(pose_setup, action_bins=BINS))
+        make_task("pusht", layout=layout, **dict(pose_setup, action_bins=BINS))

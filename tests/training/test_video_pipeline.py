@@ -26,21 +26,25 @@ def _readme_pipeline_command() -> list[str]:
     return line.split("  #")[0].split()
 
 
-@pytest.mark.parametrize("data", ["lerobot_v30", "npz_robot7"])
-def test_pipeline_trains_packages_serves_and_evaluates(tmp_path, data):
+@pytest.mark.parametrize("data, layout", [("lerobot_v30", "absolute"), ("npz_robot7", "delta")])
+def test_pipeline_trains_packages_serves_and_evaluates(tmp_path, data, layout):
     """The README's command (tokenizer -> MLE -> GRPO -> package -> evaluate, tiny budgets) on the project's
-    fixtures: LeRobot v3.0 with mp4 video, and 7-dim actions with non-square real-robot-like frames; the
-    packaged checkpoint is an env."""
+    fixtures: LeRobot v3.0 with mp4 video, and 7-dim actions with non-square real-robot-like frames (in the
+    delta layout); the packaged checkpoint is an env and carries its layout."""
     out = tmp_path / "run"
     argv = _readme_pipeline_command()[1:]
     argv[argv.index("--data") + 1] = str(FIXTURES / data)
     argv[argv.index("--out") + 1] = str(out)
-    proc = subprocess.run([sys.executable, *argv, "--threads", "1"], cwd=REPO, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, *argv, "--threads", "1", "--layout", layout], cwd=REPO, capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((out / "eval" / "video_visual.json").read_text())
     assert {"copy-last-frame", "tokenizer ceiling", "base", "RLVR"} <= set(results["rollouts"])
     assert results["scene"] == "custom" and "RLVR vs base" in results["gains"]
+    for packaged in ("base", "rlvr"):
+        codec = json.loads((out / packaged / "rlvr_sim.json").read_text())["video_codec"]
+        assert bool(codec.get("delta_slots")) == (layout == "delta")
+        assert f"{layout} layout" in (out / packaged / "README.md").read_text()
     env = gym.make("RLVRWorld-Video-v0", checkpoint=str(out / "rlvr"))
     obs, _ = env.reset(seed=0)
     assert obs.shape == (64, 64, 3)
