@@ -69,11 +69,29 @@ def build_task_and_model(config: RunConfig) -> tuple[Task, torch.nn.Module, dict
         model, tokenizer, base_meta = load_model(model_cfg["name_or_path"])
         if model_cfg.get("grow_layers"):  # more capacity, same function at step 0
             model = grow_depth(model, model_cfg["grow_layers"])
-        return make_task(config.task, tokenizer=tokenizer, **config.task_args), model, base_meta
+        task = make_task(config.task, tokenizer=tokenizer, **config.task_args)
+        check_codec(task, base_meta, model_cfg["name_or_path"])
+        return task, model, base_meta
     task = make_task(config.task, tokenizer=None, **config.task_args)
     preset = model_cfg.pop("preset", "tiny-5m")
     model_cfg.pop("name_or_path", None)
     return task, build_model(preset, vocab_size=task.vocab_size, **model_cfg), {}
+
+
+def check_codec(task: Task, base_meta: dict[str, Any], source: str) -> None:
+    """A video checkpoint's token layout must be the task's: the same ids meaning other things (a coordinate vs
+    its change, other change-coded slots) would train on nonsense without a single error."""
+    saved, codec = base_meta.get("video_codec"), getattr(task, "codec", None)
+    if saved is None or codec is None:
+        return
+    from dataclasses import asdict
+
+    ours = asdict(codec)
+    differ = sorted(k for k in set(saved) | set(ours) if (saved.get(k) or None) != (ours.get(k) or None))
+    if differ:
+        raise ValueError(f"{source} was trained with another token layout than this task builds: "
+                         + "; ".join(f"{k}: checkpoint {saved.get(k)!r}, task {ours.get(k)!r}" for k in differ)
+                         + " (set task_args.layout as the checkpoint was trained)")
 
 
 def enable_gradient_checkpointing(model: torch.nn.Module) -> None:

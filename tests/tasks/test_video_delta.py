@@ -168,3 +168,25 @@ def test_mixed_layout_codes_the_data_s_still_points_as_changes(delta_setup):
 def test_delta_layouts_need_a_keypoint_tokenizer(pose_setup, layout):
     with pytest.raises(ValueError, match="keypoint tokenizer"):
         make_task("pusht", layout=layout, **dict(pose_setup, action_bins=BINS))
+
+
+def test_training_from_a_checkpoint_needs_its_layout(delta_setup, tmp_path):
+    """SFT in the delta layout, then GRPO from that checkpoint: in the same layout it trains; in the absolute
+    layout (the same token ids meaning coordinates instead of changes) it is refused by name."""
+    from rlvr_sim.config import load_config
+    from rlvr_sim.rl.trainer import Trainer
+
+    tiny = {"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "num_key_value_heads": 2, "max_positions": 160}
+    common = dict(steps=1, batch_size=2, micro_batch_size=2, group_size=2, eval_examples=0, lr=1e-3, progress=False)
+    sft = load_config(None, [], task="pusht", task_args={**delta_setup, "layout": "delta"}, model=tiny,
+                      output_dir=str(tmp_path / "sft"), **common)
+    Trainer(sft, "sft").run()
+    start = {"name_or_path": str(tmp_path / "sft" / "final")}
+    grpo = load_config(None, [], task="pusht", task_args={**delta_setup, "layout": "delta"}, model=start,
+                       output_dir=str(tmp_path / "grpo"), **common)
+    assert Trainer(grpo, "grpo").run()["steps"] == 1
+    wrong = load_config(None, [], task="pusht", task_args={**delta_setup, "layout": "pose"}, model=start,
+                        output_dir=str(tmp_path / "wrong"), **common)
+    with pytest.raises(ValueError, match="another token layout.*delta_slots"):
+        Trainer(wrong, "grpo")
