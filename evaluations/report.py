@@ -37,6 +37,7 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("web_agent_sampled/web_agent.md", "MPC web agent, world models sampled at T=1", "evaluations/web_agent.py --wm-temperature 1.0 --out evaluations/results/web_agent_sampled"),
     ("real2sim_pusht/real2sim.md", "Real2Sim on PushT (rollout rates)", "evaluations/real2sim.py --rollout"),
     ("video_visual_pusht.md", "Visual world model on PushT (learned keypoint tokenizer)", "evaluations/video_visual.py --data data/pusht2 --base pusht_visual_base --rlvr pusht_visual_rlvr --pose pusht_pose_base --out evaluations/results/video_visual_pusht"),
+    ("video_visual_pusht_mixed.md", "Visual world models on PushT by token layout (absolute, delta, mixed)", "evaluations/video_visual.py --data data/pusht2 --base pusht_visual_mixed --compare \"absolute MLE=pusht_visual_base\" --compare \"absolute RLVR=pusht_visual_rlvr\" --compare \"delta MLE=runs/pusht_visual_sft_delta/final\" --pose pusht_pose_base --windows 128 --best-of 4 --starts 16 --threads 1 --out evaluations/results/video_visual_pusht_mixed"),
     ("video_visual_pusht_perceptual.md", "Visual world model on PushT, RLVR with the paper's -(MAE + LPIPS) reward", "evaluations/video_visual.py --data data/pusht2 --base pusht_visual_base --rlvr pusht_visual_rlvr_perceptual --windows 128 --best-of 4 --starts 16 --threads 2 --out evaluations/results/video_visual_pusht_perceptual"),
     ("video_visual_arm.md", "Visual world model of the MuJoCo arm", "evaluations/video_visual.py --data data/arm --base arm_visual_base --rlvr arm_visual_rlvr --windows 64 --best-of 4 --starts 16 --threads 1 --out evaluations/results/video_visual_arm"),
     ("video_visual_arm_tail/arm_tail.md", "Visual arm world model: the tip error per window behind the mean", "evaluations/video_visual_tail.py --data data/arm --checkpoints arm_visual_base,arm_visual_rlvr --windows 400"),
@@ -117,14 +118,17 @@ def video_headline(data: dict) -> list[str]:
     return lines
 
 
-VISUAL_ROWS = [("copy-last-frame", "copy the last frame (trivial)"), ("base", "visual MLE (`pusht_visual_base`)"),
-               ("RLVR", "visual RLVR, object reward (`pusht_visual_rlvr`)"),
+VISUAL_ROWS = [("copy-last-frame", "copy the last frame (trivial)"),
+               ("absolute MLE", "visual MLE, absolute layout (`pusht_visual_base`)"),
+               ("absolute RLVR", "visual RLVR, absolute layout, object reward (`pusht_visual_rlvr`)"),
+               ("base", "visual MLE, mixed layout (`pusht_visual_mixed`)"),
                ("pose tokens (PushT)", "pose tokens (`pusht_pose_base`, the env's default)")]
 
 
 def visual_headline(data: dict) -> list[str]:
-    """The learned visual model at horizon 8 (median-decoded as served), its trivial baseline and the pose model."""
-    rows, far = data["rollouts"], data.get("far_targets", {})
+    """The learned visual models at horizon 8 (median-decoded as served) by token layout, the trivial baseline and
+    the pose model; the T's error also where it truly stayed still."""
+    rows, far, still = data["rollouts"], data.get("far_targets", {}), data.get("still_moved", {})
     h = str(max(data["horizons"]))
 
     def cell(model: str, key: str, spec: str, scale: float = 1.0) -> str:
@@ -132,12 +136,15 @@ def visual_headline(data: dict) -> list[str]:
         return f"{v['mean'] * scale:{spec}} {_interval(v['low'] * scale, v['high'] * scale, spec)}"
 
     lines = [f"| PushT, visual (`evaluations/video_visual.py`): {data['windows']} windows, horizon {h} | agent px | T px "
-             "| LPIPS x100 | repetition | far targets within 3 px |", "|---|---:|---:|---:|---:|---:|"]
+             f"| T px where it stayed ({still.get('still', 0)}) | LPIPS x100 | far targets within 3 px |",
+             "|---|---:|---:|---:|---:|---:|"]
     for model, label in VISUAL_ROWS:
         if model in rows:
             reach = f"{far[model]['within_3px_pct']:.1f}%" if model in far else "–"
+            stayed = still.get(model, {}).get("still")
+            stayed = f"{stayed['mean']:.2f}" if stayed else "–"
             lines.append(f"| {label} | {cell(model, 'agent_px', '.2f')} | {cell(model, 'block_px', '.2f')} "
-                         f"| {cell(model, 'lpips', '.1f', 100)} | {rows[model]['repetition_rate']:.2f} | {reach} |")
+                         f"| {stayed} | {cell(model, 'lpips', '.1f', 100)} | {reach} |")
     return lines
 
 
@@ -145,7 +152,7 @@ HEADLINES_BY_MODALITY = [  # (results file, renderer, the script that wrote it; 
     ("textgame.json", textgame_headline, "evaluations/textgame.py"),
     ("web.json", web_headline, "evaluations/web.py"),
     ("video.json", video_headline, "evaluations/video.py"),
-    ("video_visual_pusht.json", visual_headline, "evaluations/video_visual.py"),
+    ("video_visual_pusht_mixed.json", visual_headline, "evaluations/video_visual.py"),
 ]
 
 

@@ -8,7 +8,9 @@
 `rlvr_sim.data.lerobot`). Frames are resized to `--image-size`; the last 10% of episodes (by a seeded split)
 are held out from every stage. Stages (each prints its command and shows its own progress bar):
   tokenizer  training/tokenizer.py --kind keypoint: K learned image points per frame, drawn over the anchor frame
-  sft        training/sft.py with training/configs/video_visual_sft.yaml (MLE on 1 anchor + `--horizon` frames)
+  sft        training/sft.py with training/configs/video_visual_sft.yaml (MLE on 1 anchor + `--horizon` frames), in
+             the mixed token layout by default (`--layout`: points still in most training transitions generated
+             as their change since the previous frame, the rest as coordinates; docs/video.md)
   grpo       training/grpo.py with training/configs/video_visual_grpo.yaml (reward -(MAE + LPIPS) per frame)
   package    OUT/base and OUT/rlvr: self-contained checkpoints (model, tokenizer/, start frames, model card),
              served by gym.make("RLVRWorld-Video-v0", checkpoint="OUT/rlvr")
@@ -114,7 +116,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--frame-skip", type=int, default=1, help="model step = this many recorded frames")
     parser.add_argument("--horizon", type=int, default=8, help="frames predicted per training window")
     parser.add_argument("--keypoints", type=int, default=8)
-    parser.add_argument("--layout", choices=LAYOUTS, default="absolute",
+    parser.add_argument("--layout", choices=LAYOUTS, default="mixed",
                         help="frame tokens: each point's coordinates ('absolute'), their change since the previous "
                              "frame ('delta': a still object is the same tokens wherever it lies), or the change for "
                              "the points that stay still in most training transitions and coordinates for the rest "

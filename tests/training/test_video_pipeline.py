@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import rlvr_sim  # noqa: F401  (registers the envs)
+from training.video_pipeline import _layout_name
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -26,16 +27,17 @@ def _readme_pipeline_command() -> list[str]:
     return line.split("  #")[0].split()
 
 
-@pytest.mark.parametrize("data, layout", [("lerobot_v30", "absolute"), ("npz_robot7", "delta")])
+@pytest.mark.parametrize("data, layout", [("lerobot_v30", None), ("npz_robot7", "absolute")])
 def test_pipeline_trains_packages_serves_and_evaluates(tmp_path, data, layout):
     """The README's command (tokenizer -> MLE -> GRPO -> package -> evaluate, tiny budgets) on the project's
-    fixtures: LeRobot v3.0 with mp4 video, and 7-dim actions with non-square real-robot-like frames (in the
-    delta layout); the packaged checkpoint is an env and carries its layout."""
+    fixtures: LeRobot v3.0 with mp4 video (the default, mixed layout), and 7-dim actions with non-square
+    real-robot-like frames (absolute layout); the packaged checkpoint is an env and carries its layout."""
     out = tmp_path / "run"
     argv = _readme_pipeline_command()[1:]
     argv[argv.index("--data") + 1] = str(FIXTURES / data)
     argv[argv.index("--out") + 1] = str(out)
-    proc = subprocess.run([sys.executable, *argv, "--threads", "1", "--layout", layout], cwd=REPO, capture_output=True, text=True,
+    extra = ["--layout", layout] if layout else []
+    proc = subprocess.run([sys.executable, *argv, "--threads", "1", *extra], cwd=REPO, capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((out / "eval" / "video_visual.json").read_text())
@@ -43,8 +45,10 @@ def test_pipeline_trains_packages_serves_and_evaluates(tmp_path, data, layout):
     assert results["scene"] == "custom" and "RLVR vs base" in results["gains"]
     for packaged in ("base", "rlvr"):
         codec = json.loads((out / packaged / "rlvr_sim.json").read_text())["video_codec"]
-        assert bool(codec.get("delta_slots")) == (layout == "delta")
-        assert f"{layout} layout" in (out / packaged / "README.md").read_text()
+        card = (out / packaged / "README.md").read_text()
+        assert isinstance(codec.get("delta_slots"), list) == (layout != "absolute")  # mixed: the data's still points
+        assert f"{_layout_name(codec)} layout" in card
+        assert (_layout_name(codec) == "absolute") == (not codec.get("delta_slots"))
     env = gym.make("RLVRWorld-Video-v0", checkpoint=str(out / "rlvr"))
     obs, _ = env.reset(seed=0)
     assert obs.shape == (64, 64, 3)
@@ -73,6 +77,7 @@ PUSHT_TARGETS = np.array([(60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 
     ("arm_visual_rlvr", ARM_TARGETS, _arm_tip, 3.0),
     ("pusht_visual_base", PUSHT_TARGETS, _pusht_agent, 2.0),
     ("pusht_visual_rlvr", PUSHT_TARGETS, _pusht_agent, 2.0),
+    ("pusht_visual_mixed", PUSHT_TARGETS, _pusht_agent, 2.0),
 ])
 def test_embedded_visual_model_moves_what_it_is_sent(checkpoint, targets, where, bound):
     """Four far targets held 3 steps from 2 start frames, served as `gym.make` serves them: the predicted arm tip /
