@@ -43,7 +43,7 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("video_visual_arm_tail/arm_tail.md", "Visual arm world model: the tip error per window behind the mean", "evaluations/video_visual_tail.py --data data/arm --checkpoints arm_visual_base,arm_visual_rlvr --windows 400"),
     ("pusht_planning.md", "Planning in PushT: goal 25 env steps ahead (stable-worldmodel's protocol)", "evaluations/pusht_planning.py --offsets 25 (the exact command heads the table)"),
     ("pusht_planning_50/pusht_planning.md", "Planning in PushT: goal 50 env steps ahead", "evaluations/pusht_planning.py --offsets 50 (the exact command heads the table)"),
-    ("real2sim_visual/real2sim.md", "Real2Sim on PushT with the visual world model", "evaluations/real2sim.py --rollout --sims real,learned:pusht_pose_base,learned:pusht_visual_base --out evaluations/results/real2sim_visual"),
+    ("real2sim_visual/real2sim.md", "Real2Sim on PushT with the visual world model", "evaluations/real2sim.py --rollout --sims real,learned:pusht_pose_base,learned:pusht_visual_base,learned:pusht_visual_mixed --out evaluations/results/real2sim_visual"),
 ]
 
 
