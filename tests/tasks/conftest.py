@@ -16,3 +16,26 @@ def pose_setup(tmp_path_factory):
     PoseTokenizer().save(root / "tok")
     return dict(data_dir=str(root / "data"), tokenizer_dir=str(root / "tok"), horizon=4, test_fraction=0.25,
                 train_stride=2, test_stride=2, lpips="st-lpips")
+
+
+def save_tiny_video_checkpoint(path, codec, bins):
+    """A one-layer untrained video world model for `codec` saved at `path` (meta: horizon 4, frame skip 4, 64x64;
+    the caller saves the frame tokenizer under `path / "tokenizer"`)."""
+    import torch
+
+    from rlvr_sim.models.action_bins import ActionBins
+    from rlvr_sim.models.lm import build_model, save_checkpoint
+
+    torch.manual_seed(0)
+    model = build_model("tiny-5m", codec.vocab_size, 256, hidden_size=32, intermediate_size=64,
+                        num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
+    meta = {"video_codec": vars(codec), "action_bins": ActionBins.from_dict(bins).to_dict(),
+            "video_settings": {"horizon": 4, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
+    save_checkpoint(path, model, None, meta)
+    return model
+
+
+@pytest.fixture
+def tiny_video_checkpoint():
+    """`save_tiny_video_checkpoint(path, codec, bins)`, for tests that serve an untrained model as the env does."""
+    return save_tiny_video_checkpoint

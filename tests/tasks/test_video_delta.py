@@ -99,25 +99,18 @@ def test_delta_answers_score_as_the_same_frames_in_the_absolute_layout(delta_set
     assert np.allclose(score(delta, d_ex, still_d), score(absolute, a_ex, still_a))
 
 
-def test_env_generates_what_sample_generates_in_the_delta_layout(delta_setup, tmp_path):
+def test_env_generates_what_sample_generates_in_the_delta_layout(delta_setup, tmp_path, tiny_video_checkpoint):
     """`sample()` (GRPO, the single-step evaluation) and `VideoWorldModel.step` (env, viewer, rollouts) give the
     same codes for the same seed, frame and actions; median decoding reads the change around its likeliest
     value, so a model sure that nothing moved keeps every point where it was."""
     import torch
     from rlvr_sim.envs.video.world_model_env import VideoWorldModel
 
-    from rlvr_sim.models.action_bins import ActionBins
     from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer
-    from rlvr_sim.models.lm import build_model, save_checkpoint
     from rlvr_sim.rl.sampler import sample
 
     codec = _codec()
-    torch.manual_seed(0)
-    model = build_model("tiny-5m", codec.vocab_size, 256, hidden_size=32, intermediate_size=64,
-                        num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
-    meta = {"video_codec": vars(codec), "action_bins": ActionBins.from_dict(BINS).to_dict(),
-            "video_settings": {"horizon": 4, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
-    save_checkpoint(tmp_path, model, None, meta)
+    tiny_video_checkpoint(tmp_path, codec, BINS)
     KeypointTokenizer.load(delta_setup["tokenizer_dir"]).save(tmp_path / "tokenizer")
     frame = make_task("pusht", layout="delta", **delta_setup).windows["test"].context[0]
     world = VideoWorldModel(tmp_path)

@@ -126,26 +126,18 @@ def test_sampled_chunks_follow_each_samples_own_frames(rel_setup):
     assert differs  # an untrained model's frames are not the truth, so neither are its chunks
 
 
-def test_env_generates_what_sample_generates_in_the_relational_layout(tmp_path):
+def test_env_generates_what_sample_generates_in_the_relational_layout(tmp_path, tiny_video_checkpoint):
     """One generation path: `sample()` with the sample-following chunks (GRPO) and `VideoWorldModel.step`
     (env, viewer, evaluation rollouts) give the same pose codes for the same seed, frame and actions."""
     import cv2
-    import torch
     from rlvr_sim.envs.video.collect import rollout_episode
     from rlvr_sim.envs.video.world_model_env import VideoWorldModel
 
-    from rlvr_sim.models.action_bins import ActionBins
-    from rlvr_sim.models.lm import build_model, save_checkpoint
     from rlvr_sim.models.pose_tokenizer import PoseTokenizer
     from rlvr_sim.rl.sampler import sample
 
     codec = _codec()
-    torch.manual_seed(0)
-    model = build_model("tiny-5m", codec.vocab_size, 256, hidden_size=32, intermediate_size=64,
-                        num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
-    meta = {"video_codec": vars(codec), "action_bins": ActionBins.from_dict(BINS).to_dict(),
-            "video_settings": {"horizon": 4, "frame_skip": 4, "tokenizer_dir": "tokenizer", "image_size": 64}}
-    save_checkpoint(tmp_path, model, None, meta)
+    tiny_video_checkpoint(tmp_path, codec, BINS)
     PoseTokenizer().save(tmp_path / "tokenizer")
     frame = cv2.resize(rollout_episode("expert", 0, 4, 4, 96)["image"][0], (64, 64), interpolation=cv2.INTER_AREA)
     world = VideoWorldModel(tmp_path)
