@@ -308,11 +308,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rows = dict(worlds)
     if args.pose:
         rows["pose tokens (PushT)"] = VideoWorldModel(args.pose)
+    compared = []
     for spec in args.compare:
         name, sep, checkpoint = spec.partition("=")
         if not sep or not name or not checkpoint or name in rows:
             parser.error(f"--compare takes NAME=CHECKPOINT with a new row name, got {spec!r}")
         rows[name] = VideoWorldModel(checkpoint)
+        compared.append(name)
     n = min(args.windows, len(task.windows["test"].context))
     horizons = sorted(h for h in {1, 4, task.horizon} if h <= task.horizon)
     lpips = perceptual_metric()
@@ -320,7 +322,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with tqdm(total=total, desc="video_visual", unit="part") as bar:
         rollouts, per_window = rollout_section(task, rows, scene, n, horizons, args.seed, lpips, bar)
         pairs = [("copy-last-frame", name) for name in rows] + [("base", "RLVR")] * ("RLVR" in worlds)
-        pairs += [(spec.partition("=")[0], "base") for spec in args.compare]
+        pairs += [(name, "base") for name in compared]
         results: dict[str, Any] = {
             "scene": scene, "data": args.data, "windows": n, "horizons": horizons, "lpips_variant": lpips.name,
             "checkpoints": {name: display_path(world.checkpoint) for name, world in rows.items()},

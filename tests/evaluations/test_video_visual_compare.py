@@ -3,7 +3,6 @@ windows where it truly stayed still and where it moved (copy-last-frame is exact
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 
