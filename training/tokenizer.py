@@ -24,7 +24,7 @@ import argparse
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +172,9 @@ def _finish(model, run: _Run, args: argparse.Namespace, step: int, start: float,
     provenance = {"report": report, "frame_skip": args.frame_skip, "horizon": args.horizon,
                   "data": str(args.data), "split_seed": args.split_seed, "test_fraction": args.test_fraction,
                   "command": "python training/tokenizer.py " + " ".join(args.argv)}
+    if getattr(args, "init", None):  # a fine-tune: the commands that made its start, oldest first
+        stored = json.loads((Path(args.init) / "tokenizer_config.json").read_text())
+        provenance["made_from"] = [*stored.get("made_from", []), stored.get("command", str(args.init))]
     model.save(args.out, provenance)
     np.save(Path(args.out) / "background.npy", run.background)
     print(json.dumps(report, indent=2), flush=True)
@@ -278,10 +281,21 @@ def train_keypoint(args: argparse.Namespace) -> dict:
     run = _setup(args)
     rng, train_eps, bg = run.rng, run.train_eps, run.bg
     out = Path(args.out)
-    config = KeypointTokenizerConfig(args.image_size, args.keypoints, args.bins, args.width)
+    config = KeypointTokenizerConfig(args.image_size, args.keypoints, args.bins, args.width, border=args.border)
     model = KeypointTokenizer(config)
     with torch.no_grad():
         model.background.copy_(bg)
+    if args.init:  # fine-tune a trained tokenizer: its points keep marking what they marked (and its background)
+        source = KeypointTokenizer.load(args.init)
+        mismatched = [name for name in ("image_size", "keypoints", "bins", "width")
+                      if getattr(source.config, name) != getattr(config, name)]
+        if mismatched:
+            raise SystemExit(f"--init {args.init}: its " + ", ".join(
+                f"{name} {getattr(source.config, name)} (here {getattr(config, name)})" for name in mismatched)
+                + " differ from this run's; pass the same settings")
+        model.load_state_dict(source.state_dict())
+        bg = model.background.clone()
+        run = replace(run, bg=bg, background=(bg[0].permute(1, 2, 0).numpy() * 255.0).round().astype(np.uint8))
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     step = 0
     state_file = out / "train_state.pt"
@@ -358,6 +372,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="keypoint: weight of the penalty on points closer than ~3 px to each other")
     parser.add_argument("--save-every", type=int, default=200, help="keypoint: steps between resumable states")
     parser.add_argument("--resume", action="store_true", help="keypoint: continue from OUT/train_state.pt")
+    parser.add_argument("--border", type=int, default=2,
+                        help="keypoint: heatmap pixels (half resolution) read past each edge of the frame, so an "
+                             "object partly out of view is placed at its centre")
+    parser.add_argument("--init", default=None,
+                        help="keypoint: start from this trained tokenizer folder (fine-tuning; same sizes), keeping "
+                             "what its points mark and its background")
     parser.add_argument("--pose-bins", type=int, default=128, help="pose tokenizer: bins per quantity")
     parser.add_argument("--image-size", type=int, default=64)
     parser.add_argument("--frame-skip", type=int, default=4)

@@ -9,9 +9,12 @@ al. 2016) and conditional image generation from landmarks (Jakab et al. 2018):
   static background, estimated from the training episodes and stored with the weights), so what moves
   stands out whatever the scene, and turns them into K heatmaps; a spatial softmax, restricted to pixels
   that differ from the background (so a point marks something that can move), reads each heatmap's
-  expected (x, y) image position. Each coordinate is quantised to `bins` levels (straight-through), so a
-  frame is 2K tokens: x_1, y_1, ..., x_K, y_K, each in [0, bins). With 128 bins at 64x64 a token is half
-  a pixel, so a point can say where the 5-pixel agent is to well under a pixel.
+  expected (x, y) image position. The heatmap runs `border` pixels past each edge of the view (the frame
+  continued as background), so an object partly out of view, such as the agent against a wall, is read at
+  its centre rather than at the centroid of its visible part. Each coordinate is quantised to `bins` levels
+  (straight-through; a point past the edge takes the edge level), so a frame is 2K tokens: x_1, y_1, ...,
+  x_K, y_K, each in [0, bins). With 128 bins at 64x64 a token is half a pixel, so a point can say where
+  the 5-pixel agent is to well under a pixel.
 - **Decoder**: a U-Net sees the context frame's pixels, Gaussian maps (a narrow and a wide one, so a point
   far from what it should mark still gets a gradient) drawn at the context frame's points and at the
   target frame's points, and paints the target over the context frame:
@@ -51,13 +54,16 @@ class KeypointTokenizerConfig:
     width: int = 32  # channels of the first conv layers (doubled at each halving, capped at 4x)
     sigma: float = 1.5  # width in pixels of the narrow Gaussian map the decoder sees at each point
     wide_sigma: float = 6.0  # and of the wide one
+    # half-resolution pixels of heatmap beyond each edge of the frame: an object partly outside the view (the
+    # agent against a wall) can be read at its centre, not at the centroid of its visible part (0: old checkpoints)
+    border: int = 0
     kind: str = "keypoint"
 
     def __post_init__(self) -> None:
         if self.image_size < 16 or self.image_size % 8:
             raise ValueError(f"image_size must be a multiple of 8 and >= 16, got {self.image_size}")
-        if self.keypoints < 1 or self.bins < 2 or self.width < 4 or self.sigma <= 0:
-            raise ValueError(f"need keypoints >= 1, bins >= 2, width >= 4, sigma > 0; got {self}")
+        if self.keypoints < 1 or self.bins < 2 or self.width < 4 or self.sigma <= 0 or self.border < 0:
+            raise ValueError(f"need keypoints >= 1, bins >= 2, width >= 4, sigma > 0, border >= 0; got {self}")
         if self.kind != "keypoint":
             raise ValueError(f"KeypointTokenizerConfig.kind must be 'keypoint', got {self.kind!r}")
 
@@ -104,7 +110,9 @@ class KeypointTokenizer(nn.Module):
         self.register_buffer("background", torch.ones(1, 3, size, size))
         axis = (torch.arange(size, dtype=torch.float32) + 0.5) / size * 2 - 1  # pixel centres in [-1, 1]
         self.register_buffer("axis", axis, persistent=False)
-        half = (torch.arange(size // 2, dtype=torch.float32) + 0.5) / (size // 2) * 2 - 1
+        # heatmap pixel centres in [-1, 1] frame units, `border` of them beyond each edge (read past the frame)
+        b = config.border
+        half = (torch.arange(-b, size // 2 + b, dtype=torch.float32) + 0.5) / (size // 2) * 2 - 1
         self.register_buffer("half_axis", half, persistent=False)
 
     # ---- the network on tensors: frames (N, 3, S, S) in [0, 1], points (N, K, 2) in [-1, 1] (x, y) ----
@@ -114,11 +122,16 @@ class KeypointTokenizer(nn.Module):
 
     def points(self, frames: torch.Tensor) -> torch.Tensor:
         """Continuous (unquantised) points (N, K, 2) of frames (N, 3, S, S)."""
-        heat = self.encoder(torch.cat([frames, frames - self.background], 1)) * self.log_temperature.exp()
+        difference = frames - self.background
         # Points may only land on pixels that differ from the background (soft mask, half resolution): the
         # network chooses *which* moving things each point marks, never a fixed place or a static feature.
-        foreground = ((frames - self.background).abs().amax(1, keepdim=True) / FOREGROUND_LEVEL).clamp(max=1.0)
-        foreground = F.max_pool2d(foreground, 2)
+        foreground = F.max_pool2d((difference.abs().amax(1, keepdim=True) / FOREGROUND_LEVEL).clamp(max=1.0), 2)
+        b = self.config.border
+        if b:  # the view continued past its edges as background; the mask as at the nearest edge pixel
+            difference = F.pad(difference, (2 * b,) * 4)
+            frames = F.pad(self.background, (2 * b,) * 4, mode="replicate") + difference
+            foreground = F.pad(foreground, (b,) * 4, mode="replicate")
+        heat = self.encoder(torch.cat([frames, difference], 1)) * self.log_temperature.exp()
         heat = heat + OFF_FOREGROUND_LOGIT * (1.0 - foreground)
         n, k, h, w = heat.shape
         prob = torch.softmax(heat.reshape(n, k, h * w), -1).reshape(n, k, h, w)

@@ -56,6 +56,57 @@ def test_points_only_land_on_what_differs_from_the_background():
         assert (points[:, 1] >= ys.min() - 1).all() and (points[:, 1] <= ys.max() + 2).all()
 
 
+class _PeakAt(torch.nn.Module):
+    """A stand-in encoder whose single heatmap peaks at one (row, column) of whatever size it is given."""
+
+    def __init__(self, row: int, column: int, peak: float = 50.0) -> None:
+        super().__init__()
+        self.row, self.column, self.peak = row, column, peak
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        heat = torch.zeros(len(x), 1, x.shape[2] // 2, x.shape[3] // 2)
+        heat[:, :, self.row, self.column] = self.peak
+        return heat
+
+
+@pytest.mark.parametrize("border", [0, 2])
+def test_border_lets_a_point_sit_past_the_edge_of_the_view(border):
+    """An object half out of view (the agent against a wall): with `border` heatmap pixels past each edge a point
+    can be read outside the frame (and is then coded at the edge bin); without, it stays on the visible part.
+    The foreground rule still holds past the edge: a border pixel is allowed only beside a foreground edge pixel."""
+    tok = KeypointTokenizer(KeypointTokenizerConfig(image_size=16, keypoints=1, bins=16, width=8, border=border)).eval()
+    frames = np.full((1, 16, 16, 3), 255, np.uint8)
+    frames[0, 6:10, 0:2] = (60, 90, 230)  # a blob cut by the left edge, half-resolution rows 3-4
+    tok.encoder = _PeakAt(row=border + 4, column=0)  # the leftmost heatmap column: past the edge if border > 0
+    with torch.no_grad():
+        x, y = tok.points(tok._to_tensor(frames))[0, 0].tolist()
+    edge = (0.5 - border) / 8 * 2 - 1  # that column's centre, in [-1, 1] frame units
+    assert x == pytest.approx(edge, abs=1e-3) and (x < -1) == (border > 0)
+    assert y == pytest.approx((4 + 0.5) / 8 * 2 - 1, abs=1e-3)
+    assert tok.encode(frames)[0, 0] == (0 if border else 1)  # past the edge: coded in the edge bin
+    tok.encoder = _PeakAt(row=0, column=0, peak=5.0)  # a corner with no foreground beside it: masked off
+    with torch.no_grad():
+        x, y = tok.points(tok._to_tensor(frames))[0, 0].tolist()
+    assert y > -0.5  # pulled to the blob, not the empty corner
+
+
+def test_checkpoints_without_a_border_load_as_before(tmp_path):
+    """Tokenizers saved before `border` existed read their points exactly as they did (border 0)."""
+    import json
+
+    torch.manual_seed(0)
+    tok = KeypointTokenizer(KeypointTokenizerConfig(keypoints=3, width=8)).eval()
+    tok.save(tmp_path / "tok")
+    config_file = tmp_path / "tok" / "tokenizer_config.json"
+    stored = json.loads(config_file.read_text())
+    del stored["config"]["border"]
+    config_file.write_text(json.dumps(stored))
+    loaded = load_frame_tokenizer(tmp_path / "tok")
+    assert loaded.config.border == 0
+    frames = _frames(4, seed=3)
+    assert np.array_equal(loaded.encode(frames), tok.encode(frames))
+
+
 def test_save_load_round_trip(tmp_path):
     torch.manual_seed(0)
     tok = KeypointTokenizer(KeypointTokenizerConfig(keypoints=3, width=8)).eval()
@@ -90,6 +141,23 @@ def test_training_script_on_an_episode_folder(tmp_path):
     tok = load_frame_tokenizer(out)
     assert isinstance(tok, KeypointTokenizer) and tok.config.keypoints == 4
     assert not np.allclose(tok.background.numpy(), 1.0)  # the median frame of the data, not the default
+    # fine-tuning from it (--init): its weights and background are the start, sizes must match
+    tuned = tmp_path / "tuned"
+    main(["--data", str(FIXTURES / "npz_robot7"), "--out", str(tuned), "--kind", "keypoint", "--steps", "1",
+          "--width", "8", "--keypoints", "4", "--batch-size", "4", "--horizon", "2", "--test-fraction", "0.5",
+          "--init", str(out), "--lr", "0"])
+    again = load_frame_tokenizer(tuned)
+    assert again.config.border == 2
+    for name, value in tok.state_dict().items():
+        assert torch.equal(again.state_dict()[name], value), name  # lr 0: nothing moved
+    assert np.array_equal(np.load(tuned / "background.npy"), np.load(out / "background.npy"))
+    import json
+
+    made = json.loads((tuned / "tokenizer_config.json").read_text())
+    assert made["made_from"] == [json.loads((out / "tokenizer_config.json").read_text())["command"]]
+    with pytest.raises(SystemExit, match="keypoints 4 \\(here 3\\)"):
+        main(["--data", str(FIXTURES / "npz_robot7"), "--out", str(tmp_path / "bad"), "--kind", "keypoint", "--steps",
+              "1", "--width", "8", "--keypoints", "3", "--init", str(out)])
 
 
 def test_keypoint_decode_reuses_the_anchor_exactly():
