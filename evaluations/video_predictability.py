@@ -43,9 +43,12 @@ def transitions(data: str | Path, frame_skip: int) -> dict[str, np.ndarray]:
     return {key: np.asarray(value) for key, value in rows.items()}
 
 
-def features(t: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Quantised inputs in both coordinate systems and the targets (T displacement, absolute and body frame)."""
+def features(t: dict[str, np.ndarray], quantised: bool = True) -> dict[str, np.ndarray]:
+    """Inputs in both coordinate systems, quantised as the pose tokens are (or exact: `quantised=False`), and the
+    targets (T displacement, absolute and body frame)."""
     def quantise(states: np.ndarray) -> np.ndarray:
+        if not quantised:
+            return states.copy()
         out = (np.floor(states / POSITION_BIN) + 0.5) * POSITION_BIN
         if states.shape[-1] == 5:
             step = 2 * np.pi / ANGLE_BINS
@@ -98,25 +101,46 @@ def r2(pred: np.ndarray, truth: np.ndarray) -> float:
     return float(1.0 - ((pred - truth) ** 2).sum() / max(((truth - truth.mean(0)) ** 2).sum(), 1e-12))
 
 
-def run(data: str | Path, frame_skip: int = 4, seeds: tuple[int, ...] = (0, 1, 2), steps: int = 4000) -> dict:
-    """Per coordinate system and split: R^2 and MAE averaged over one MLP per seed (each seed's values kept)."""
+def run(data: str | Path, frame_skip: int = 4, seeds: tuple[int, ...] = (0, 1, 2), steps: int = 4000,
+        ablations: bool = False, extra: str | Path | None = None) -> dict:
+    """Per coordinate system and split: R^2 and MAE averaged over one MLP per seed (each seed's values kept).
+
+    `ablations` adds body-frame rows that say what limits the fit: exact (unquantised) states, and half of the
+    training episodes (a point of the learning curve); `extra`: a folder of more episodes, for training only
+    (its own row)."""
     t = transitions(data, frame_skip)
-    f = features(t)
     test = t["episode"] % 10 == 0
-    moving = np.hypot(*f["dxy"].T) > 2.0
     if test.all() or not test.any():
         raise ValueError("need at least two episodes on each side of the held-out split (every 10th episode)")
-    out = {"transitions": int(len(test)), "held_out": int(test.sum()), "moving_share": float(moving.mean()),
+    n = len(test)
+    if extra is not None:  # more training transitions: appended after the held-out-split data, never held out
+        more = transitions(extra, frame_skip)
+        t = {key: np.concatenate([t[key], more[key] + (t["episode"].max() + 1 if key == "episode" else 0)])
+             for key in t}
+        test = np.concatenate([test, np.zeros(len(more["cur"]), bool)])
+    f = features(t)
+    moving = np.hypot(*f["dxy"].T) > 2.0
+    own = np.arange(len(test)) < n  # the transitions of `data` (scored on its held-out episodes)
+    out = {"transitions": int(own.sum()), "held_out": int(test.sum()), "moving_share": float(moving[own].mean()),
            "frame_skip": frame_skip, "seeds": list(seeds), "rows": {}}
     c, s = f["cos"], f["sin"]
-    for name, x, y in (("absolute", f["absolute"], np.column_stack([f["dxy"], f["dtheta"]])),
-                       ("body frame", f["relative"], np.column_stack([f["dbody"], f["dtheta"]]))):
+    body = np.column_stack([f["dbody"], f["dtheta"]])
+    rows = [("absolute", f["absolute"], np.column_stack([f["dxy"], f["dtheta"]]), own & ~test),
+            ("body frame", f["relative"], body, own & ~test)]
+    if ablations:
+        train_episodes = np.unique(t["episode"][own & ~test])
+        half = np.random.default_rng(0).choice(train_episodes, len(train_episodes) // 2, replace=False)
+        rows += [("body frame, exact states", features(t, quantised=False)["relative"], body, own & ~test),
+                 ("body frame, half the training episodes", f["relative"], body, own & ~test & np.isin(t["episode"], half))]
+    if extra is not None:
+        rows.append((f"body frame, + {Path(extra).name} for training", f["relative"], body, ~test))
+    for name, x, y, train in rows:
         per_seed: dict[str, dict[str, list[float]]] = {}
         for seed in seeds:
-            pred = fit_predict(x, y, ~test, seed, steps)
-            if name == "body frame":  # back to arena coordinates, so both rows score the same quantity
+            pred = fit_predict(x, y, train, seed, steps)
+            if name != "absolute":  # back to arena coordinates, so every row scores the same quantity
                 pred = np.column_stack([c * pred[:, 0] - s * pred[:, 1], s * pred[:, 0] + c * pred[:, 1], pred[:, 2]])
-            for split, mask in (("train", ~test), ("held_out", test), ("held_out_moving", test & moving)):
+            for split, mask in (("train", train), ("held_out", test), ("held_out_moving", test & moving)):
                 values = {"position_r2": r2(pred[mask, :2], f["dxy"][mask]),
                           "angle_r2": r2(pred[mask, 2], f["dtheta"][mask]),
                           "position_mae": float(np.abs(pred[mask, :2] - f["dxy"][mask]).mean())}
@@ -138,12 +162,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--steps", type=int, default=4000, help="Adam steps per MLP")
     parser.add_argument("--seeds", type=int, default=3, help="MLPs per row (seeds 0..N-1), averaged")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--ablations", action="store_true",
+                        help="also body-frame rows from exact states and from half the training episodes")
+    parser.add_argument("--extra-data", default=None, help="more episodes for training only (a row of their own)")
     parser.add_argument("--out", default=None, help="JSON path (default: runs/eval/video_predictability.json; the committed "
                                                             "one: evaluations/results/video_predictability.json)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     start = time.time()
-    result = run(args.data, args.frame_skip, tuple(range(args.seeds)), args.steps)
+    result = run(args.data, args.frame_skip, tuple(range(args.seeds)), args.steps, args.ablations, args.extra_data)
     from rlvr_sim.resources import display_path, results_dir
 
     result["seconds"] = round(time.time() - start, 1)
@@ -152,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     for name, row in result["rows"].items():
-        print(f"{name:11s} " + " | ".join(
+        print(f"{name}: " + " | ".join(
             f"{split}: R2 position {v['position_r2']:.3f} {_span(v['per_seed']['position_r2'])} angle "
             f"{v['angle_r2']:.3f} {_span(v['per_seed']['angle_r2'])}" for split, v in row.items()))
     print(f"wrote {display_path(out)}")

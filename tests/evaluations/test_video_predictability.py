@@ -21,6 +21,25 @@ def test_diagnostic_scores_both_coordinate_systems_on_held_out_episodes(tmp_path
         assert all(len(v["per_seed"]["angle_r2"]) == 2 for v in row.values())
 
 
+def test_ablation_rows_and_training_only_episodes(tmp_path):
+    """--ablations adds the exact-state and half-data rows; --extra-data trains on more episodes but scores only on
+    the held-out episodes of --data (the same held-out transitions in every row)."""
+    pytest.importorskip("gym_pusht")
+    from rlvr_sim.envs.video.collect import collect
+    from rlvr_sim.evaluations.video_predictability import main
+
+    collect(tmp_path / "data", episodes=12, seed=0, max_steps=40, mix="expert:1,random:1")
+    collect(tmp_path / "more", episodes=4, seed=5, max_steps=40, mix="expert:1")
+    plain = main(["--data", str(tmp_path / "data"), "--steps", "20", "--seeds", "1", "--threads", "1",
+                  "--out", str(tmp_path / "a.json")])
+    result = main(["--data", str(tmp_path / "data"), "--steps", "20", "--seeds", "1", "--threads", "1", "--ablations",
+                   "--extra-data", str(tmp_path / "more"), "--out", str(tmp_path / "b.json")])
+    assert list(result["rows"]) == ["absolute", "body frame", "body frame, exact states",
+                                    "body frame, half the training episodes", "body frame, + more for training"]
+    assert result["held_out"] == plain["held_out"] and result["transitions"] == plain["transitions"]
+    assert result["rows"]["body frame"] == plain["rows"]["body frame"]  # the extra episodes train only their row
+
+
 def test_episodes_without_state_are_refused(tmp_path):
     from rlvr_sim.evaluations.video_predictability import transitions
 
