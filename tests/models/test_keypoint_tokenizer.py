@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +93,6 @@ def test_border_lets_a_point_sit_past_the_edge_of_the_view(border):
 
 def test_checkpoints_without_a_border_load_as_before(tmp_path):
     """Tokenizers saved before `border` existed read their points exactly as they did (border 0)."""
-    import json
-
     torch.manual_seed(0)
     tok = KeypointTokenizer(KeypointTokenizerConfig(keypoints=3, width=8)).eval()
     tok.save(tmp_path / "tok")
@@ -151,8 +150,6 @@ def test_training_script_on_an_episode_folder(tmp_path):
     for name, value in tok.state_dict().items():
         assert torch.equal(again.state_dict()[name], value), name  # lr 0: nothing moved
     assert np.array_equal(np.load(tuned / "background.npy"), np.load(out / "background.npy"))
-    import json
-
     made = json.loads((tuned / "tokenizer_config.json").read_text())
     assert made["made_from"] == [json.loads((out / "tokenizer_config.json").read_text())["command"]]
     with pytest.raises(SystemExit, match="keypoints 4 \\(here 3\\)"):
