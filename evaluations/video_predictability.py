@@ -102,19 +102,20 @@ def r2(pred: np.ndarray, truth: np.ndarray) -> float:
 
 
 def run(data: str | Path, frame_skip: int = 4, seeds: tuple[int, ...] = (0, 1, 2), steps: int = 4000,
-        ablations: bool = False, extra: str | Path | None = None) -> dict:
+        ablations: bool = False, extra: str | Path | list[str | Path] | None = None) -> dict:
     """Per coordinate system and split: R^2 and MAE averaged over one MLP per seed (each seed's values kept).
 
     `ablations` adds body-frame rows that say what limits the fit: exact (unquantised) states, and half of the
-    training episodes (a point of the learning curve); `extra`: a folder of more episodes, for training only
-    (its own row)."""
+    training episodes (a point of the learning curve); `extra`: a folder (or a list of folders) of more episodes,
+    for training only (one row for all of them)."""
     t = transitions(data, frame_skip)
     test = t["episode"] % 10 == 0
     if test.all() or not test.any():
         raise ValueError("need at least two episodes on each side of the held-out split (every 10th episode)")
     n = len(test)
-    if extra is not None:  # more training transitions: appended after the held-out-split data, never held out
-        more = transitions(extra, frame_skip)
+    extras = [] if extra is None else [extra] if isinstance(extra, (str, Path)) else list(extra)
+    for folder in extras:  # more training transitions: appended after the held-out-split data, never held out
+        more = transitions(folder, frame_skip)
         t = {key: np.concatenate([t[key], more[key] + (t["episode"].max() + 1 if key == "episode" else 0)])
              for key in t}
         test = np.concatenate([test, np.zeros(len(more["cur"]), bool)])
@@ -132,8 +133,9 @@ def run(data: str | Path, frame_skip: int = 4, seeds: tuple[int, ...] = (0, 1, 2
         half = np.random.default_rng(0).choice(train_episodes, len(train_episodes) // 2, replace=False)
         rows += [("body frame, exact states", features(t, quantised=False)["relative"], body, own & ~test),
                  ("body frame, half the training episodes", f["relative"], body, own & ~test & np.isin(t["episode"], half))]
-    if extra is not None:
-        rows.append((f"body frame, + {Path(extra).name} for training", f["relative"], body, ~test))
+    if extras:
+        names = " + ".join(Path(folder).name for folder in extras)
+        rows.append((f"body frame, + {names} for training", f["relative"], body, ~test))
     for name, x, y, train in rows:
         per_seed: dict[str, dict[str, list[float]]] = {}
         for seed in seeds:
@@ -164,7 +166,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ablations", action="store_true",
                         help="also body-frame rows from exact states and from half the training episodes")
-    parser.add_argument("--extra-data", default=None, help="more episodes for training only (a row of their own)")
+    parser.add_argument("--extra-data", action="append", default=None,
+                        help="more episodes for training only (repeatable; one row for all of them)")
     parser.add_argument("--out", default=None, help="JSON path (default: runs/eval/video_predictability.json; the committed "
                                                             "one: evaluations/results/video_predictability.json)")
     args = parser.parse_args(argv)

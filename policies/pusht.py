@@ -8,7 +8,10 @@ into the outline) would move the T most nearly the way the goal asks, in positio
 walks to just outside that point, around the T when the straight way is blocked, and pushes a depth
 that shrinks as the T nears the goal. Skill is graded by action noise, by how long an action is held
 and by how stale the state is the policy acts on; `random` and `jitter` never aim, so the collected
-data also covers motions no competent policy would make. Every policy draws its noise from its own
+data also covers motions no competent policy would make; `explore` is the aimed pusher with a goal pose of
+its own, redrawn at random every few decisions, so the data holds pushes from every side of the T in
+every direction, the pushes a planner weighs (gym-pusht's fixed goal gives the other skills a narrow
+set). Every policy draws its noise from its own
 seeded generator, so a (policy, seed) pair replays exactly.
 
 `NearGoalTask` is the Real2Sim evaluation task (start states near the goal, pose-tolerance success
@@ -48,6 +51,9 @@ class Skill:
     push_step_px: float
     aim: bool = True  # False: never aims at the block (random / jitter policies)
     delay_steps: int = 0
+    # > 0: push toward a random pose of the T, drawn from the policy's generator and redrawn every this many
+    # decisions, instead of gym-pusht's goal (the `explore` skill: contacts from every side, for world-model data)
+    wander_every: int = 0
 
 
 SKILLS: dict[str, Skill] = {
@@ -58,6 +64,7 @@ SKILLS: dict[str, Skill] = {
     "laggy": Skill(noise_px=0.0, hold_steps=1, push_step_px=25.0, delay_steps=3),
     "jitter": Skill(noise_px=70.0, hold_steps=1, push_step_px=0.0, aim=False),
     "random": Skill(noise_px=0.0, hold_steps=4, push_step_px=0.0, aim=False),
+    "explore": Skill(noise_px=8.0, hold_steps=1, push_step_px=25.0, wander_every=10),
 }
 
 
@@ -176,6 +183,8 @@ class PushTPolicy:
         self._held_left = 0
         self._seen: deque[dict[str, np.ndarray]] = deque(maxlen=self.skill.delay_steps + 1)
         self.planner.reset()
+        self._decisions = 0
+        self._wander_goal: np.ndarray | None = None
 
     def act(self, info: dict[str, Any]) -> np.ndarray:
         """Next target position given gym-pusht's info (`pos_agent`, `block_pose`, `goal_pose`)."""
@@ -191,8 +200,15 @@ class PushTPolicy:
             centre_pull = 0.1 * (np.array([256.0, 256.0]) - agent)  # keeps the random walk off the walls
             action = agent + centre_pull + self.rng.normal(0.0, self.skill.noise_px, size=2)
         else:
-            action = self.planner.target(agent, state["block_pose"], state["goal_pose"])
+            goal = state["goal_pose"]
+            if self.skill.wander_every:
+                if self._decisions % self.skill.wander_every == 0:
+                    self._wander_goal = np.array([*self.rng.uniform(120.0, 392.0, size=2), self.rng.uniform(-np.pi, np.pi)])
+                    self.planner.reset()
+                goal = self._wander_goal
+            action = self.planner.target(agent, state["block_pose"], goal)
             action = action + self.rng.normal(0.0, self.skill.noise_px, size=2) if self.skill.noise_px else action
+        self._decisions += 1
         action = np.clip(action, ACTION_LOW, ACTION_HIGH).astype(np.float32)
         self._held, self._held_left = action, self.skill.hold_steps - 1
         return action.copy()

@@ -38,6 +38,11 @@ def test_ablation_rows_and_training_only_episodes(tmp_path):
                                     "body frame, half the training episodes", "body frame, + more for training"]
     assert result["held_out"] == plain["held_out"] and result["transitions"] == plain["transitions"]
     assert result["rows"]["body frame"] == plain["rows"]["body frame"]  # the extra episodes train only their row
+    collect(tmp_path / "again", episodes=3, seed=6, max_steps=40, mix="explore:1")
+    both = main(["--data", str(tmp_path / "data"), "--steps", "20", "--seeds", "1", "--threads", "1",
+                 "--extra-data", str(tmp_path / "more"), "--extra-data", str(tmp_path / "again"), "--out", str(tmp_path / "c.json")])
+    assert list(both["rows"])[-1] == "body frame, + more + again for training" and both["held_out"] == plain["held_out"]
+    assert both["rows"]["body frame"] == plain["rows"]["body frame"]
 
 
 def test_episodes_without_state_are_refused(tmp_path):

@@ -70,3 +70,43 @@ def test_expert_solves_near_goal_starts_in_gym_pusht():
                 break
         solved.append(task.success(info["block_pose"]))
     assert sum(solved) >= 3
+
+
+def test_explore_pushes_toward_goals_of_its_own():
+    """`explore` is the aimed pusher with a seeded goal of its own, redrawn every `wander_every` decisions: it does
+    not act as the expert does toward gym-pusht's goal, replays from its seed, and its goal changes on schedule."""
+    from rlvr_sim.policies.pusht import PushPlanner
+
+    explore = PushTPolicy("explore", seed=3)
+    first = explore.act(INFO)
+    goal = explore._wander_goal.copy()
+    assert not np.allclose(goal, INFO["goal_pose"])
+    expected = PushPlanner(SKILLS["explore"].push_step_px).target(INFO["pos_agent"], INFO["block_pose"], goal)
+    assert np.linalg.norm(first - expected) < 5 * SKILLS["explore"].noise_px  # the aimed push, plus its noise
+    for _ in range(SKILLS["explore"].wander_every - 1):
+        explore.act(INFO)
+        assert np.array_equal(explore._wander_goal, goal)
+    explore.act(INFO)
+    assert not np.array_equal(explore._wander_goal, goal)
+
+
+def test_explore_moves_the_tee_many_ways_in_gym_pusht():
+    """Over one episode the T is pushed in at least three of the four world directions (the expert pushes toward
+    one fixed goal)."""
+    gym = pytest.importorskip("gymnasium")
+    pytest.importorskip("gym_pusht")
+    env = gym.make("gym_pusht/PushT-v0", obs_type="state", max_episode_steps=400)
+    _, info = env.reset(seed=1)
+    policy, moves, start = PushTPolicy("explore", seed=1), [], info["block_pose"].copy()
+    for step in range(400):
+        if step % 4 == 0:
+            action = policy.act(info)
+        if step % 40 == 39:
+            moves.append(info["block_pose"][:2] - start[:2])
+            start = info["block_pose"].copy()
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    env.close()
+    quadrants = {int(np.round(np.arctan2(m[1], m[0]) / (np.pi / 2))) % 4 for m in moves if np.linalg.norm(m) > 10}
+    assert len(quadrants) >= 3
