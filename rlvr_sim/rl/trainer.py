@@ -91,7 +91,10 @@ def check_codec(task: Task, base_meta: dict[str, Any], source: str) -> None:
     if differ:
         raise ValueError(f"{source} was trained with another token layout than this task builds: "
                          + "; ".join(f"{k}: checkpoint {saved.get(k)!r}, task {ours.get(k)!r}" for k in differ)
-                         + " (set task_args.layout as the checkpoint was trained)")
+                         + " (set task_args.layout as the checkpoint was trained"
+                         + ("; on other data the 'mixed' layout's still points may differ: pin them with "
+                            f"task_args.delta_slots: {saved.get('delta_slots')}" if "delta_slots" in differ and saved.get("delta_slots") else "")
+                         + ")")
 
 
 def enable_gradient_checkpointing(model: torch.nn.Module) -> None:

@@ -409,6 +409,7 @@ class VideoTask:
         extra_train_dirs: list[str] | tuple[str, ...] = (),
         contact_weight: float = 0.0,
         layout: str = "pose",
+        delta_slots: list[int] | None = None,
         scene: str = "pusht",
         camera: str | None = None,
     ) -> None:
@@ -463,6 +464,9 @@ class VideoTask:
         if layout in ("delta", "mixed") and type(self.frame_tokenizer).__name__ != "KeypointTokenizer":
             raise ValueError(f"layout={layout!r} needs a keypoint tokenizer (its codes are ordered coordinate levels); "
                              f"{tokenizer_dir} holds a {type(self.frame_tokenizer).__name__}")
+        if delta_slots is not None and layout != "mixed":
+            raise ValueError(f"delta_slots pins the 'mixed' layout's change-coded slots; layout is {layout!r}")
+        self._delta_slots = None if delta_slots is None else self._checked_slots(delta_slots, cfg.tokens_per_frame("conditional"))
         self.codec = VideoCodec(cfg.codebook_size, self.action_bins.action_dim,
                                 cfg.tokens_per_frame("absolute"), cfg.tokens_per_frame("conditional"),
                                 self.action_bins.num_bins, **self._layout_args(layout))
@@ -481,10 +485,24 @@ class VideoTask:
             return {}
         if layout == "delta":
             return {"delta_slots": list(range(self.frame_tokenizer.config.tokens_per_frame("conditional")))}
-        if layout == "mixed":
-            return {"delta_slots": still_slots(self.windows["train"].cond_codes)}
+        if layout == "mixed":  # pinned (a model continued on more data keeps its layout) or chosen from the data
+            slots = self._delta_slots if self._delta_slots is not None else still_slots(self.windows["train"].cond_codes)
+            return {"delta_slots": slots}
         return {"relational": True, "action_low": self.action_bins.low.tolist(),
                 "action_high": self.action_bins.high.tolist()}
+
+    @staticmethod
+    def _checked_slots(slots: Any, tokens: int) -> list[int]:
+        """`delta_slots` as given in task_args: whole points' (x, y) slot pairs within the frame's tokens."""
+        try:
+            slots = sorted(int(v) for v in slots)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"delta_slots must be a list of slot indices, got {slots!r}") from err
+        pairs = {v // 2 for v in slots}
+        if any(not 0 <= v < tokens for v in slots) or sorted(2 * p + c for p in pairs for c in (0, 1)) != slots:
+            raise ValueError(f"delta_slots must hold both coordinates (2p, 2p+1) of points within the frame's {tokens} "
+                             f"tokens, each once; got {slots}")
+        return slots
 
     # --------------------------------------------------------------------------------- augmentation
     def symmetric_action_bins(self, bins: np.ndarray, k: int, inverse: bool = False) -> np.ndarray:

@@ -183,3 +183,17 @@ def test_training_from_a_checkpoint_needs_its_layout(delta_setup, tmp_path):
                         output_dir=str(tmp_path / "wrong"), **common)
     with pytest.raises(ValueError, match="another token layout.*delta_slots"):
         Trainer(wrong, "grpo")
+
+
+def test_mixed_layout_slots_can_be_pinned(delta_setup):
+    """A model continued on more data keeps its layout: `delta_slots` pins the change-coded points; slot lists that
+    split a point or leave the frame are refused by name, and only the mixed layout takes them."""
+    chosen = make_task("pusht", layout="mixed", **delta_setup).codec.delta_slots
+    pinned = [0, 1] if chosen != [0, 1] else [2, 3]
+    task = make_task("pusht", layout="mixed", delta_slots=pinned, **delta_setup)
+    assert task.codec.delta_slots == pinned and task.checkpoint_meta()["video_codec"]["delta_slots"] == pinned
+    for bad in ([0], [0, 3], [0, 1, 0, 1], [998, 999], "x"):
+        with pytest.raises(ValueError, match="delta_slots"):
+            make_task("pusht", layout="mixed", delta_slots=bad, **delta_setup)
+    with pytest.raises(ValueError, match="delta_slots"):
+        make_task("pusht", layout="delta", delta_slots=[0, 1], **delta_setup)
