@@ -32,7 +32,42 @@ def test_compare_rows_and_the_still_moved_split(pusht_data, tmp_path):
     assert copy["moved"]["mean"] > 1.0
     assert {"base", "absolute", "tokenizer ceiling"} <= set(split)
     text = (tmp_path / "eval.md").read_text()
-    assert "still vs moved" in text and "| absolute |" in text
+    assert "still vs moved" in text and "| absolute |" in text and "tour: every leg" in text
+    legs = results["far_targets"]["base"]["tour_within_3px_pct"]
+    assert len(legs) == 4 and all(0 <= v <= 100 for v in legs)
     with pytest.raises(SystemExit):
         video_visual.main(["--data", str(pusht_data), "--base", "pusht_visual_rlvr", "--compare", "nocheckpoint",
                            "--best-of", "0", "--out", str(tmp_path / "bad")])
+
+
+class _DrawnWorld:
+    """A stand-in world model: draws the PushT scene with the agent where `follow` puts it (the commanded target,
+    or where it started), so the tour's judge has something to find."""
+
+    serves_median = False
+
+    def __init__(self, follow: bool) -> None:
+        from rlvr_sim.models.pose_tokenizer import PoseTokenizer
+
+        self.follow, self.tokenizer = follow, PoseTokenizer()
+
+    def rollout(self, frames, actions, seeds, temperature=0.0, median=False):
+        import numpy as np
+
+        start = np.array([256.0, 400.0, 300.0, 250.0, 0.5])
+        states = np.repeat(np.repeat(start[None, None], actions.shape[0], 0), actions.shape[1], 1)
+        if self.follow:
+            states[..., :2] = actions
+        drawn = self.tokenizer.render(states.reshape(-1, 5))
+        return drawn.reshape(*actions.shape[:2], *drawn.shape[1:])
+
+
+def test_tour_scores_a_model_that_goes_where_it_is_sent_and_one_that_stays():
+    import numpy as np
+    from rlvr_sim.evaluations.video_visual import TOURS, tour
+
+    frames = np.zeros((3, 64, 64, 3), np.uint8)
+    follows, stays = tour(_DrawnWorld(True), frames, "pusht", 0), tour(_DrawnWorld(False), frames, "pusht", 0)
+    assert follows["tour_within_3px_pct"] == [100.0] * 4 and follows["tour_every_leg_pct"] == 100.0
+    assert stays["tour_within_3px_pct"] == [0.0] * 4 and stays["tour_every_leg_pct"] == 0.0
+    assert follows["tour"] == TOURS["pusht"].tolist()

@@ -213,3 +213,32 @@ def test_contact_weight_penalises_a_disc_inside_the_t(pose_setup):
     assert all(p < u - 1.0 for p, u in zip(penalised, unpenalised))
     with pytest.raises(ValueError, match="contact_weight"):
         make_task("pusht", contact_weight=-1.0, **pose_setup)
+
+
+def test_window_frames_are_stored_once_and_read_as_each_window_s_frames(setup, tmp_path):
+    """Overlapping windows share their episode frames (`WindowFrames`): every window still reads its own true frames
+    x_1..x_T, the store holds each episode frame once, and a cache from before (frames per window) loads the same."""
+    from rlvr_sim.data.episodes import episode_paths, load_episodes
+    from rlvr_sim.tasks.video_data import WindowFrames, _from_arrays
+
+    root, kwargs = setup
+    task = make_task("pusht", **dict(kwargs, cache_dir=str(tmp_path / "c1")))
+    episodes = load_episodes(episode_paths(root), 64, 1)
+    w = task.windows["train"]
+    assert w.future.shape == (len(w.context), 3, 64, 64, 3) and w.future.dtype == np.uint8
+    assert len(w.future.frames) < w.future.index.size  # stride 2 < horizon 3: frames shared, not copied
+    for r in range(len(w.context)):  # each window's frames follow its anchor in one recorded episode
+        match = [ep for ep in episodes for t in range(len(ep.images) - 3) if (ep.images[t] == w.context[r]).all()
+                 and (ep.images[t + 1 : t + 4] == w.future[r]).all()]
+        assert match
+    assert (np.asarray(w.future)[:, 1] == w.future[:, 1]).all() and (w.future[[2, 0], 2] == w.future[:, 2][[2, 0]]).all()
+    arrays = {"train_context": w.context, "train_future": np.asarray(w.future), "train_abs_codes": w.abs_codes,
+              "train_cond_codes": w.cond_codes, "train_action_bins": w.action_bins}
+    np.savez(tmp_path / "old.npz", **arrays)
+    with np.load(tmp_path / "old.npz") as data:
+        old = _from_arrays(data, "train")
+    assert (np.asarray(old.future) == np.asarray(w.future)).all()
+    again = make_task("pusht", **dict(kwargs, cache_dir=str(tmp_path / "c1")))  # from this cache
+    assert (np.asarray(again.windows["train"].future) == np.asarray(w.future)).all()
+    with pytest.raises(ValueError, match="window frame index"):
+        WindowFrames(w.future.frames, np.array([[0, len(w.future.frames)]]))
