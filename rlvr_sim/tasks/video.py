@@ -29,6 +29,8 @@ special token where a frame token belongs) is scored as the worst frame.
 from __future__ import annotations
 
 import functools
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +89,26 @@ def still_slots(codes: np.ndarray, share: float = STILL_SHARE) -> list[int]:
         raise ValueError(f"need windows of >= 2 frames of (x, y) codes per point, got shape {codes.shape}")
     moved = (codes[:, 1:] != codes[:, :-1]).reshape(-1, codes.shape[-1] // 2, 2).any(-1).mean(0)
     return [2 * p + c for p in np.flatnonzero(moved < share).tolist() for c in (0, 1)]
+
+
+class LazyExamples(Sequence):
+    """A read-only sequence of examples made on demand: `build(variant, j)` for the `j`-th of `sizes[variant]`."""
+
+    def __init__(self, build: Callable[[int, int], Example], sizes: list[int]) -> None:
+        self._build, self._ends = build, np.cumsum(np.asarray(sizes, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return int(self._ends[-1]) if len(self._ends) else 0
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = operator.index(i)
+        i = i + len(self) if i < 0 else i
+        if not 0 <= i < len(self):
+            raise IndexError(f"example {i} out of range ({len(self)} examples)")
+        v = int(np.searchsorted(self._ends, i, side="right"))
+        return self._build(v, i - (int(self._ends[v - 1]) if v else 0))
 
 
 @dataclass
@@ -516,44 +538,44 @@ class VideoTask:
                                self.settings["split_seed"])
 
     # -------------------------------------------------------------------------------------- protocol
-    def examples(self, split: str) -> list[Example]:
+    def examples(self, split: str) -> Sequence[Example]:
         """One example per window of the split (multi-step or single-step, by `mode`); with `augment="d4"`
         the training split holds every window under all eight symmetries of the square arena, with
-        `"d4_shift"` also SHIFT_COPIES translated copies of each (`rlvr_sim.tasks.video_augment`)."""
+        `"d4_shift"` also SHIFT_COPIES translated copies of each (`rlvr_sim.tasks.video_augment`).
+
+        A sequence built on demand (`len`, indexing, slices, iteration): the examples of a few thousand augmented
+        episodes would not fit a laptop's memory as Python objects; each is made when the trainer draws it."""
         if split not in self.windows:
             raise ValueError(f"unknown split {split!r}; known: {sorted(self.windows)}")
-        out = []
+        variants = []
         for k, shift, abs_codes, cond_codes, action_bins, *index in self._variants(split):
             rows = index[0] if index else np.arange(len(abs_codes))
-            out += self._examples(split, k, shift, rows, abs_codes, cond_codes, action_bins)
-        return out
+            variants.append((k, shift, rows, abs_codes, cond_codes, action_bins))
+        return LazyExamples(lambda v, j: self._example(split, *variants[v], j), [len(v[2]) for v in variants])
 
-    def _examples(self, split: str, sym: int, shift: np.ndarray, rows: np.ndarray, abs_codes: np.ndarray,
-                  cond_codes: np.ndarray, action_bins: np.ndarray) -> list[Example]:
-        codec, out = self.codec, []
-        full_array = codec.window_array(abs_codes, cond_codes[:, 1:], action_bins)
+    def _example(self, split: str, sym: int, shift: np.ndarray, rows: np.ndarray, abs_codes: np.ndarray,
+                 cond_codes: np.ndarray, action_bins: np.ndarray, j: int) -> Example:
+        """Example `j` of one variant (symmetry `sym`, per-row `shift`) of the split's windows `rows`."""
+        codec, i = self.codec, int(rows[j])
+        full = codec.window_array(abs_codes[j : j + 1], cond_codes[j : j + 1, 1:], action_bins[j : j + 1])[0].tolist()
         stride = codec.cond_tokens + codec.chunk_len
-        for j, i in enumerate(rows.tolist()):
-            full = full_array[j].tolist()
-            tag = {"sym": sym, "shift": shift[j].tolist()} if sym or shift[j].any() else {"sym": 0}
-            if self.mode == "multi":
-                cut = 1 + codec.abs_tokens + codec.chunk_len
-                start = cut + codec.cond_tokens
-                forced = [full[start + t * stride : start + t * stride + codec.chunk_len] for t in range(self.horizon - 1)]
-                meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, **tag}
-                if codec.relational:  # chunks follow the generated frames when sampling
-                    forced = StateForcing(forced, codec, abs_codes[j], action_bins[j])
-                if codec.stateful:
-                    meta["prev"] = abs_codes[j].tolist()
-                out.append(Example(full[:cut], full[cut:], forced, meta))
-            else:
-                k = self.context_frames
-                cut = 1 + codec.abs_tokens + k * stride - codec.cond_tokens
-                meta = {"split": split, "index": i, "first": k, "frames": 1, **tag}
-                if codec.stateful:
-                    meta["prev"] = cond_codes[j, k - 1].tolist()
-                out.append(Example(full[:cut], full[cut : cut + codec.cond_tokens], None, meta))
-        return out
+        tag = {"sym": sym, "shift": shift[j].tolist()} if sym or shift[j].any() else {"sym": 0}
+        if self.mode == "multi":
+            cut = 1 + codec.abs_tokens + codec.chunk_len
+            start = cut + codec.cond_tokens
+            forced = [full[start + t * stride : start + t * stride + codec.chunk_len] for t in range(self.horizon - 1)]
+            meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, **tag}
+            if codec.relational:  # chunks follow the generated frames when sampling
+                forced = StateForcing(forced, codec, abs_codes[j], action_bins[j])
+            if codec.stateful:
+                meta["prev"] = abs_codes[j].tolist()
+            return Example(full[:cut], full[cut:], forced, meta)
+        k = self.context_frames
+        cut = 1 + codec.abs_tokens + k * stride - codec.cond_tokens
+        meta = {"split": split, "index": i, "first": k, "frames": 1, **tag}
+        if codec.stateful:
+            meta["prev"] = cond_codes[j, k - 1].tolist()
+        return Example(full[:cut], full[cut : cut + codec.cond_tokens], None, meta)
 
     def generation_spec(self) -> GenerationSpec:
         frames = self.horizon if self.mode == "multi" else 1
