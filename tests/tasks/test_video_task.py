@@ -242,3 +242,17 @@ def test_window_frames_are_stored_once_and_read_as_each_window_s_frames(setup, t
     assert (np.asarray(again.windows["train"].future) == np.asarray(w.future)).all()
     with pytest.raises(ValueError, match="window frame index"):
         WindowFrames(w.future.frames, np.array([[0, len(w.future.frames)]]))
+
+
+def test_lazy_examples_index_like_a_list():
+    from rlvr_sim.tasks.video import LazyExamples
+
+    made = []
+    seq = LazyExamples(lambda v, j: made.append((v, j)) or (v, j), [2, 0, 3])
+    assert len(seq) == 5 and not made  # nothing is built until asked for
+    assert [seq[i] for i in range(5)] == [(0, 0), (0, 1), (2, 0), (2, 1), (2, 2)] == list(seq)
+    assert seq[-1] == (2, 2) and seq[1:4] == [(0, 1), (2, 0), (2, 1)] and seq[:0] == []
+    for bad in (5, -6):
+        with pytest.raises(IndexError, match="out of range"):
+            seq[bad]
+    assert len(LazyExamples(lambda v, j: None, [])) == 0
