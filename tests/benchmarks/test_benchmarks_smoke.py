@@ -1,6 +1,7 @@
 """Smoke tests of benchmarks/sampler.py, benchmarks/grpo_vs_trl.py (--quick: tiny model, tiny shapes),
 benchmarks/grpo_lean_decode.py,
 benchmarks/video_env.py (the visual PushT env beside the pose env, equal work, alternating rounds) and
+benchmarks/video_data_memory.py (the video training data stored once and made on demand, beside what it replaced),
 benchmarks/textgame_env.py / web_env.py (today's env side by side with itself: loop vs vector env, transformers'
 forward vs the lean decode step)."""
 
@@ -280,3 +281,20 @@ def test_env_benchmarks_refuse_the_removed_baseline_rev(name, monkeypatch, capsy
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--baseline-rev", "a5bb902"])
     assert exit_info.value.code == 2 and "--baseline-rev" in capsys.readouterr().err
+
+
+def test_video_data_memory_compares_stored_once_and_on_demand_with_what_they_replaced(tmp_path):
+    pytest.importorskip("gym_pusht")
+    bench = load_script("video_data_memory")
+    out = tmp_path / "mem.json"
+    result = bench.main(["--episodes", "4", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written == json.loads(json.dumps(result))
+    frames = written["frames_bytes"]
+    # the dense array is exactly windows x 16 steps x 64 x 64 x 3 bytes; the store holds fewer frames than that
+    assert frames["per_window"] == written["windows"] * 16 * 64 * 64 * 3
+    assert frames["frames_ratio"] == frames["per_window"] / frames["stored_once"] > 1
+    ex = written["examples_bytes"]
+    assert ex["examples_ratio"] == ex["eager_list"] / ex["on_demand"] > 1
+    assert written["examples"] > written["windows"] and written["drawn"] == 32
+    assert all(v > 0 for v in written["batch_draw_seconds"].values())
