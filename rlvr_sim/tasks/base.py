@@ -25,6 +25,7 @@ only when `__init__` has a `tokenizer` parameter (or `**kwargs`). A minimal task
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -92,8 +93,9 @@ class Task(Protocol):
     # failure is never rewarded (0.0 is the *best* value of a negative-error reward).
     worst_reward: float
 
-    def examples(self, split: str) -> list[Example]:
-        """Examples of a split ("train", "test", ...), deterministic for a fixed task config."""
+    def examples(self, split: str) -> Sequence[Example]:
+        """Examples of a split ("train", "test", ...), deterministic for a fixed task config: a list, or any
+        sequence (`len`, indexing, slices) that makes them on demand (the video task's `LazyExamples`)."""
 
     def generation_spec(self) -> GenerationSpec:
         """Sampling settings for this task's answers."""
