@@ -52,6 +52,7 @@ PIXEL_METRICS = ("mse", "psnr", "ssim", "lpips")
 HIGHER_IS_BETTER = {"psnr", "ssim"}
 MISSING_PX = 32.0  # an object the judge cannot find in a predicted frame counts as this far off (px at 64x64)
 ARM_TARGETS = np.array([(56.0, 256.0), (456.0, 256.0), (256.0, 56.0), (256.0, 456.0)])  # 200 units from the shoulder
+TRACKED = {"arm": "tip", "pusht": "agent"}  # scene -> its actuated object, as `scene_objects` names it
 TOURS = {"pusht": np.array([(64.0, 64.0), (448.0, 64.0), (448.0, 448.0), (64.0, 448.0)]),  # the corners, in turn
          "arm": ARM_TARGETS[[0, 2, 1, 3]]}  # left, top, right, bottom of the arm's reach
 
@@ -206,14 +207,19 @@ def far_targets(task: VideoTask, worlds: dict[str, Any], scene: str, starts: int
         bar.set_description(f"far targets: {name}")
         pred = world.rollout(frames, actions, [seed + i for i in range(len(frames))], temperature=0.0,
                              median=world.serves_median)
-        where = scene_objects(scene, pred[:, -1])["agent" if scene == "pusht" else "tip"]
-        error = np.nan_to_num(np.linalg.norm(where - wanted, axis=1), nan=MISSING_PX)
+        error = tracked_error(scene, pred[:, -1], wanted)
         out[name] = {"within_3px_pct": float(100 * np.mean(error <= 3.0)), "median_px": float(np.median(error)),
                      "per_target_within_3px_pct": [float(100 * np.mean(error[i :: len(targets)] <= 3.0))
                                                    for i in range(len(targets))],
                      **tour(world, firsts, scene, seed)}
         bar.update(1)
     return out
+
+
+def tracked_error(scene: str, frames: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Pixels from the scene's actuated object (judged in `frames`) to `wanted`; MISSING_PX where it is not found."""
+    where = scene_objects(scene, frames)[TRACKED[scene]]
+    return np.nan_to_num(np.linalg.norm(where - wanted, axis=-1), nan=MISSING_PX)
 
 
 def tour(world: Any, frames: np.ndarray, scene: str, seed: int) -> dict[str, Any]:
@@ -224,11 +230,8 @@ def tour(world: Any, frames: np.ndarray, scene: str, seed: int) -> dict[str, Any
     pred = world.rollout(frames, actions, [seed + i for i in range(len(frames))], temperature=0.0,
                          median=world.serves_median)
     size = frames.shape[1]
-    ok = []
-    for leg, target in enumerate(legs):
-        where = scene_objects(scene, pred[:, 3 * leg + 2])["agent" if scene == "pusht" else "tip"]
-        ok.append(np.nan_to_num(np.linalg.norm(where - target * size / 512.0, axis=1), nan=MISSING_PX) <= 3.0)
-    ok_arr = np.stack(ok, 1)
+    ok_arr = np.stack([tracked_error(scene, pred[:, 3 * leg + 2], target * size / 512.0) <= 3.0
+                       for leg, target in enumerate(legs)], 1)
     return {"tour_within_3px_pct": [float(100 * v) for v in ok_arr.mean(0)],
             "tour_every_leg_pct": float(100 * ok_arr.all(1).mean()), "tour": legs.tolist()}
 

@@ -24,13 +24,12 @@ import imageio.v2 as imageio
 import numpy as np
 import torch
 from rlvr_sim.envs.video.world_model_env import VideoWorldModel
-from rlvr_sim.evaluations.video_visual import MISSING_PX, held_out_task, scene_objects
+from rlvr_sim.evaluations.video_visual import MISSING_PX, TRACKED, held_out_task, scene_objects
 from tqdm import tqdm
 
 from rlvr_sim.metrics.stats import bootstrap_ci
 
 CAP = MISSING_PX  # px: an object the judge cannot find (or finds this far off) counts as lost
-TRACKED = {"arm": "tip", "pusht": "agent"}  # scene -> its actuated object, as `scene_objects` names it
 
 
 def tail_stats(errors: np.ndarray, far: float) -> dict[str, Any]:

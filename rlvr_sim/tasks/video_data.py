@@ -41,10 +41,6 @@ class WindowFrames:
         return (*self.index.shape, *self.frames.shape[1:])
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
     def dtype(self) -> np.dtype:
         return self.frames.dtype
 
