@@ -87,13 +87,19 @@ def check_codec(task: Task, base_meta: dict[str, Any], source: str) -> None:
     from dataclasses import asdict
 
     ours = asdict(codec)
-    differ = sorted(k for k in set(saved) | set(ours) if (saved.get(k) or None) != (ours.get(k) or None))
+
+    def unset(value: Any) -> Any:  # an absent field, None, False and [] all mean "not used"; 0 is a value
+        return None if value is None or value is False or value == [] else value
+
+    differ = sorted(k for k in set(saved) | set(ours) if unset(saved.get(k)) != unset(ours.get(k)))
     if differ:
         raise ValueError(f"{source} was trained with another token layout than this task builds: "
                          + "; ".join(f"{k}: checkpoint {saved.get(k)!r}, task {ours.get(k)!r}" for k in differ)
                          + " (set task_args.layout as the checkpoint was trained"
                          + ("; on other data the 'mixed' layout's still points may differ: pin them with "
                             f"task_args.delta_slots: {saved.get('delta_slots')}" if "delta_slots" in differ and saved.get("delta_slots") else "")
+                         + (f"; pin the object frame's point with task_args.frame_point: {saved.get('frame_point')}"
+                            if "frame_point" in differ and saved.get("frame_point") is not None else "")
                          + ")")
 
 

@@ -78,6 +78,13 @@ STILL_SHARE = 0.5  # "mixed": a point is change-coded if it moves in fewer than 
 DISP_RANGE, ANGLE_DISP_RANGE = 96, 32  # |du|, |dv| <= 96 world units (1 per bin), |dtheta| <= 32 angle bins
 REL_RANGE, REL_STEP = 160, 2  # body-frame positions in [-160, 160] world units, 2 units per bin (clipped)
 REL_SLOTS = ("agent_u", "agent_v", "target_u", "target_v")
+# Object frame of the keypoint layouts (`VideoCodec.object_frame`, task option `object_frame: true`; docs/video.md).
+# The pose layout's body frame, read off learned points: the change-coded points are the objects that wait to be
+# pushed, their centroid the frame's origin and the direction to one of them (`frame_point`) its x axis. Forced after
+# every frame besides the action: the actor point nearest that centroid (PushT: the agent; an arm: the link closest to
+# the puck) and, when the action is an image position (`action_spans_frame`), the commanded target, both in that frame
+# in code levels (1 level per bin, clipped at OBJ_RANGE: 32 px at 64x64 with 128 levels).
+OBJ_RANGE = 64
 
 
 def still_slots(codes: np.ndarray, share: float = STILL_SHARE) -> list[int]:
@@ -89,6 +96,18 @@ def still_slots(codes: np.ndarray, share: float = STILL_SHARE) -> list[int]:
         raise ValueError(f"need windows of >= 2 frames of (x, y) codes per point, got shape {codes.shape}")
     moved = (codes[:, 1:] != codes[:, :-1]).reshape(-1, codes.shape[-1] // 2, 2).any(-1).mean(0)
     return [2 * p + c for p in np.flatnonzero(moved < share).tolist() for c in (0, 1)]
+
+
+def widest_point(codes: np.ndarray, delta_slots: list[int]) -> int | None:
+    """The object frame's `frame_point`: the change-coded point farthest from the change-coded points' centroid on
+    average over `codes` (W, F, 2K) (its direction from the centroid turns with the object and is the least
+    disturbed by a level's rounding); None with fewer than two such points (a translated frame)."""
+    objects = sorted({s // 2 for s in delta_slots})
+    if len(objects) < 2:
+        return None
+    points = np.asarray(codes, dtype=np.float64).reshape(-1, np.shape(codes)[-1] // 2, 2)[:, objects]
+    distance = np.linalg.norm(points - points.mean(1, keepdims=True), axis=-1).mean(0)
+    return int(objects[int(np.argmax(distance))])
 
 
 class LazyExamples(Sequence):
@@ -132,6 +151,13 @@ class VideoCodec:
     # (so "nothing moved" is token 0 wherever the point is, and the round trip is exact; decoded as (previous +
     # token) mod C); the other slots hold the coordinate itself.
     delta_slots: list[int] | None = None
+    # Object frame (delta / mixed layouts, see OBJ_RANGE above): forced object-frame tokens after every frame;
+    # `frame_point` is the change-coded point that sets the frame's x axis (None: a translated frame, no turn);
+    # `action_spans_frame`: the first two action dimensions are an image position spanning the frame over the
+    # action bins' range (PushT's agent target), so the target is given in the object frame too.
+    object_frame: bool = False
+    frame_point: int | None = None
+    action_spans_frame: bool = False
 
     @property
     def delta(self) -> bool:
@@ -142,6 +168,29 @@ class VideoCodec:
         """Whether a generated frame's tokens depend on the frame before it (relational and delta layouts)."""
         return self.relational or self.delta
 
+    @property
+    def chunks_follow_frames(self) -> bool:
+        """Whether the forced tokens after a frame are computed from that frame (relational, object frame):
+        a sampled rollout then computes them from its own frames (`StateForcing`)."""
+        return self.relational or self.object_frame
+
+    @property
+    def object_points(self) -> list[int]:
+        """Indices of the change-coded points (both coordinates in `delta_slots`)."""
+        return sorted({s // 2 for s in self.delta_slots or ()})
+
+    @property
+    def actor_points(self) -> list[int]:
+        """Indices of the points coded as coordinates (what the actions drive)."""
+        return [p for p in range(self.cond_tokens // 2) if p not in self.object_points]
+
+    @property
+    def rel_slots(self) -> int:
+        """Forced body-frame / object-frame tokens after every frame (besides the action)."""
+        if self.relational:
+            return len(REL_SLOTS)
+        return (2 + 2 * self.action_spans_frame) if self.object_frame else 0
+
     def __post_init__(self) -> None:
         if self.delta_slots is not None:
             self.delta_slots = sorted({int(i) for i in self.delta_slots})
@@ -150,6 +199,17 @@ class VideoCodec:
                                  "frames (a keypoint tokenizer) and excludes the relational layout")
             if self.delta_slots and not 0 <= self.delta_slots[0] <= self.delta_slots[-1] < self.cond_tokens:
                 raise ValueError(f"delta_slots must index the {self.cond_tokens} frame slots, got {self.delta_slots}")
+        if self.object_frame:
+            if not self.delta or not self.actor_points:
+                raise ValueError("object_frame needs the delta / mixed layout with some change-coded points (the objects) "
+                                 f"and some coded as coordinates (the actor); delta_slots {self.delta_slots} of "
+                                 f"{self.cond_tokens} frame slots")
+            if self.frame_point is not None and self.frame_point not in self.object_points:
+                raise ValueError(f"frame_point must be a change-coded point {self.object_points}, got {self.frame_point}")
+            if self.action_spans_frame and self.action_dim < 2:
+                raise ValueError(f"action_spans_frame needs >= 2 action dimensions, got {self.action_dim}")
+        elif self.frame_point is not None or self.action_spans_frame:
+            raise ValueError("frame_point and action_spans_frame are options of object_frame")
         if self.relational and (self.abs_tokens != 5 or self.cond_tokens != 5 or self.action_dim != 2
                                 or self.action_low is None or self.action_high is None):
             raise ValueError("the relational layout needs the PushT pose tokenizer (5 codes per frame), 2-D "
@@ -172,6 +232,8 @@ class VideoCodec:
 
     @property
     def rel_size(self) -> int:
+        if self.object_frame:
+            return 2 * OBJ_RANGE + 1  # code levels from the object centroid, clipped
         return 2 * (REL_RANGE // REL_STEP) + 2  # bins plus "unknown" (the T not visible)
 
     @property
@@ -180,7 +242,7 @@ class VideoCodec:
 
     @property
     def pad_id(self) -> int:
-        return self.rel_offset + (len(REL_SLOTS) * self.rel_size if self.relational else 0)
+        return self.rel_offset + self.rel_slots * self.rel_size
 
     @property
     def bos_id(self) -> int:
@@ -192,8 +254,8 @@ class VideoCodec:
 
     @property
     def chunk_len(self) -> int:
-        """Forced tokens after every frame: the action (and its body-frame tokens, relational)."""
-        return self.action_dim + (len(REL_SLOTS) if self.relational else 0)
+        """Forced tokens after every frame: the action (and its body-frame / object-frame tokens)."""
+        return self.action_dim + self.rel_slots
 
     @property
     def pose_bins(self) -> int:
@@ -236,6 +298,8 @@ class VideoCodec:
         action_bins = np.asarray(action_bins, dtype=np.int64)
         offsets = self.action_offset + self.num_bins * np.arange(self.action_dim)
         act = action_bins + offsets
+        if self.object_frame:
+            return np.concatenate([act, self._object_frame_tokens(codes, action_bins)], -1)
         if not self.relational:
             return act
         states, _ = self._poses(codes)
@@ -253,6 +317,31 @@ class VideoCodec:
             index = np.where(np.isnan(value), self.rel_size - 1, index)
             out.append((self.rel_offset + i * self.rel_size + index)[..., None])
         return np.concatenate(out, -1)
+
+    def _object_frame_tokens(self, codes: np.ndarray, action_bins: np.ndarray) -> np.ndarray:
+        """Object-frame tokens (..., rel_slots) of keypoint codes (..., cond_tokens) and action bins (..., A)."""
+        points = np.asarray(codes, dtype=np.float64).reshape(*np.shape(codes)[:-1], -1, 2)
+        centre = points[..., self.object_points, :].mean(-2)
+        if self.frame_point is None:
+            c, s = np.ones(centre.shape[:-1]), np.zeros(centre.shape[:-1])
+        else:
+            axis = points[..., self.frame_point, :] - centre
+            length = np.hypot(axis[..., 0], axis[..., 1])
+            c = np.where(length > 0, axis[..., 0] / np.maximum(length, 1e-9), 1.0)
+            s = np.where(length > 0, axis[..., 1] / np.maximum(length, 1e-9), 0.0)
+        actors = points[..., self.actor_points, :]
+        nearest = np.argmin(((actors - centre[..., None, :]) ** 2).sum(-1), -1)
+        places = [np.take_along_axis(actors, nearest[..., None, None], -2)[..., 0, :]]
+        if self.action_spans_frame:  # the bin's centre as an image position, in code levels
+            bins = np.asarray(action_bins, dtype=np.float64)[..., :2]
+            places.append((bins + 0.5) / self.num_bins * self.codebook_size - 0.5)
+        out = []
+        for i, place in enumerate(places):
+            dx, dy = place[..., 0] - centre[..., 0], place[..., 1] - centre[..., 1]
+            for j, value in enumerate((c * dx + s * dy, -s * dx + c * dy)):
+                index = np.clip(np.round(value), -OBJ_RANGE, OBJ_RANGE).astype(np.int64) + OBJ_RANGE
+                out.append(self.rel_offset + (2 * i + j) * self.rel_size + index)
+        return np.stack(out, -1)
 
     def frame_tokens(self, prev: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Generated tokens (..., cond_tokens) of the frame with codes `codes` after the frame `prev`."""
@@ -376,7 +465,7 @@ class VideoCodec:
 
 
 class StateForcing(list):
-    """Forced chunks of one multi-step example whose chunks depend on the generated frames (relational).
+    """Forced chunks of one multi-step example whose chunks depend on the generated frames (relational, object frame).
 
     As a list it holds the teacher-forced chunks (the true frames'; SFT and its loss mask use them); called
     by the sampler as `forcing(index, tokens)` with the row's tokens so far it computes chunk `index` from
@@ -432,6 +521,9 @@ class VideoTask:
         contact_weight: float = 0.0,
         layout: str = "pose",
         delta_slots: list[int] | None = None,
+        object_frame: bool = False,
+        action_spans_frame: bool = False,
+        frame_point: int | None = None,
         scene: str = "pusht",
         camera: str | None = None,
     ) -> None:
@@ -489,9 +581,19 @@ class VideoTask:
         if delta_slots is not None and layout != "mixed":
             raise ValueError(f"delta_slots pins the 'mixed' layout's change-coded slots; layout is {layout!r}")
         self._delta_slots = None if delta_slots is None else self._checked_slots(delta_slots, cfg.tokens_per_frame("conditional"))
+        if (object_frame or action_spans_frame or frame_point is not None) and layout not in ("delta", "mixed"):
+            raise ValueError(f"object_frame (and its action_spans_frame, frame_point) needs the keypoint layouts "
+                             f"'delta' or 'mixed'; layout is {layout!r}")
+        if (action_spans_frame or frame_point is not None) and not object_frame:
+            raise ValueError("action_spans_frame and frame_point are options of object_frame: set object_frame: true")
+        layout_args = self._layout_args(layout)
+        if object_frame:
+            layout_args.update(object_frame=True, action_spans_frame=bool(action_spans_frame),
+                               frame_point=frame_point if frame_point is not None
+                               else widest_point(self.windows["train"].cond_codes, layout_args["delta_slots"]))
         self.codec = VideoCodec(cfg.codebook_size, self.action_bins.action_dim,
                                 cfg.tokens_per_frame("absolute"), cfg.tokens_per_frame("conditional"),
-                                self.action_bins.num_bins, **self._layout_args(layout))
+                                self.action_bins.num_bins, **layout_args)
         self.pad_token_id = self.codec.pad_id
         self.vocab_size = self.codec.vocab_size
         self._lpips = None
@@ -565,7 +667,7 @@ class VideoTask:
             start = cut + codec.cond_tokens
             forced = [full[start + t * stride : start + t * stride + codec.chunk_len] for t in range(self.horizon - 1)]
             meta = {"split": split, "index": i, "first": 1, "frames": self.horizon, **tag}
-            if codec.relational:  # chunks follow the generated frames when sampling
+            if codec.chunks_follow_frames:  # chunks follow the generated frames when sampling
                 forced = StateForcing(forced, codec, abs_codes[j], action_bins[j])
             if codec.stateful:
                 meta["prev"] = abs_codes[j].tolist()
@@ -705,4 +807,4 @@ class VideoTask:
                                    "image_size": self.image_size, "augment": self.augment}}
 
 
-__all__ = ["StateForcing", "VideoCodec", "VideoTask", "WORST_REWARD", "Windows", "still_slots"]
+__all__ = ["StateForcing", "VideoCodec", "VideoTask", "WORST_REWARD", "Windows", "still_slots", "widest_point"]

@@ -18,6 +18,20 @@ def pose_setup(tmp_path_factory):
                 train_stride=2, test_stride=2, lpips="st-lpips")
 
 
+@pytest.fixture(scope="module")
+def delta_setup(pose_setup, tmp_path_factory):
+    """Real gym-pusht episodes with an (untrained) keypoint tokenizer: its codes are what matters here."""
+    import torch
+
+    from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer, KeypointTokenizerConfig
+
+    torch.manual_seed(0)
+    root = tmp_path_factory.mktemp("delta_task")
+    KeypointTokenizer(KeypointTokenizerConfig(keypoints=4, width=8)).eval().save(root / "tok")
+    return dict(pose_setup, tokenizer_dir=str(root / "tok"),
+                action_bins={"low": [0, 0], "high": [512, 512], "num_bins": 256})
+
+
 def save_tiny_video_checkpoint(path, codec, bins):
     """A one-layer untrained video world model for `codec` saved at `path` (meta: horizon 4, frame skip 4, 64x64;
     the caller saves the frame tokenizer under `path / "tokenizer"`)."""

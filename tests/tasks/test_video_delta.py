@@ -19,19 +19,6 @@ def _codec() -> VideoCodec:
     return VideoCodec(128, 2, 8, 8, 256, delta_slots=list(range(8)))
 
 
-@pytest.fixture(scope="module")
-def delta_setup(pose_setup, tmp_path_factory):
-    """Real gym-pusht episodes with an (untrained) keypoint tokenizer: its codes are what matters here."""
-    import torch
-
-    from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer, KeypointTokenizerConfig
-
-    torch.manual_seed(0)
-    root = tmp_path_factory.mktemp("delta_task")
-    KeypointTokenizer(KeypointTokenizerConfig(keypoints=4, width=8)).eval().save(root / "tok")
-    return dict(pose_setup, tokenizer_dir=str(root / "tok"), action_bins=BINS)
-
-
 def test_codec_round_trip_still_points_and_bad_tokens():
     codec = _codec()
     rng = np.random.default_rng(0)
