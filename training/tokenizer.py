@@ -314,6 +314,8 @@ def train_keypoint(args: argparse.Namespace) -> dict:
         model.train()
         recon, closeness = model(future, context)
         loss = _loss(recon, future, _weights(future, context, bg, args.fg_weight)) + args.separation_weight * closeness
+        if args.turn_weight:  # points attached to what they mark: turning the frame turns its points
+            loss = loss + args.turn_weight * model.turn_error(future, int(rng.integers(1, 4)))
         _optimise(model, optimiser, loss, lr)
         step += 1
         bar.update(1)
@@ -372,6 +374,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="keypoint: weight of the penalty on points closer than ~3 px to each other")
     parser.add_argument("--save-every", type=int, default=200, help="keypoint: steps between resumable states")
     parser.add_argument("--resume", action="store_true", help="keypoint: continue from OUT/train_state.pt")
+    parser.add_argument("--turn-weight", type=float, default=0.0,
+                        help="keypoint: weight of the quarter-turn equivariance loss (points attached to the objects "
+                             "they mark; for scenes seen from above, e.g. PushT; 0 = off)")
     parser.add_argument("--border", type=int, default=2,
                         help="keypoint: heatmap pixels (half resolution) read past each edge of the frame, so an "
                              "object partly out of view is placed at its centre")

@@ -120,16 +120,18 @@ class KeypointTokenizer(nn.Module):
         ys, xs = torch.meshgrid(axis, axis, indexing="ij")
         return torch.stack([xs, ys])[None].expand(n, 2, len(axis), len(axis))
 
-    def points(self, frames: torch.Tensor) -> torch.Tensor:
-        """Continuous (unquantised) points (N, K, 2) of frames (N, 3, S, S)."""
-        difference = frames - self.background
+    def points(self, frames: torch.Tensor, background: torch.Tensor | None = None) -> torch.Tensor:
+        """Continuous (unquantised) points (N, K, 2) of frames (N, 3, S, S); `background` (1, 3, S, S) in place of
+        the data's median frame (the training's turned copies pass it turned)."""
+        background = self.background if background is None else background
+        difference = frames - background
         # Points may only land on pixels that differ from the background (soft mask, half resolution): the
         # network chooses *which* moving things each point marks, never a fixed place or a static feature.
         foreground = F.max_pool2d((difference.abs().amax(1, keepdim=True) / FOREGROUND_LEVEL).clamp(max=1.0), 2)
         b = self.config.border
         if b:  # the view continued past its edges as background; the mask as at the nearest edge pixel
             difference = F.pad(difference, (2 * b,) * 4)
-            frames = F.pad(self.background, (2 * b,) * 4, mode="replicate") + difference
+            frames = F.pad(background, (2 * b,) * 4, mode="replicate") + difference
             foreground = F.pad(foreground, (b,) * 4, mode="replicate")
         heat = self.encoder(torch.cat([frames, difference], 1)) * self.log_temperature.exp()
         heat = heat + OFF_FOREGROUND_LOGIT * (1.0 - foreground)
@@ -138,6 +140,16 @@ class KeypointTokenizer(nn.Module):
         x = (prob.sum(2) * self.half_axis).sum(-1)
         y = (prob.sum(3) * self.half_axis).sum(-1)
         return torch.stack([x, y], -1)
+
+    def turn_error(self, frames: torch.Tensor, turns: int) -> torch.Tensor:
+        """Mean squared distance ([-1, 1] units) between the points of the frames turned by `turns` quarter turns
+        (background turned alike) and the frames' points turned the same way: 0 for points attached to what they
+        mark, large for points defined in the image ("the object's top end"), which slide over a turning object."""
+        points = self.points(frames)
+        turned = self.points(torch.rot90(frames, turns, dims=(2, 3)), torch.rot90(self.background, turns, dims=(2, 3)))
+        for _ in range(turns % 4):  # torch.rot90 moves the pixel at (x, y) to (y, -x) per quarter turn
+            points = torch.stack([points[..., 1], -points[..., 0]], -1)
+        return ((turned - points) ** 2).sum(-1).mean()
 
     def quantise(self, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Points in [-1, 1] -> (bin-centre points, straight-through; integer codes (N, K, 2))."""

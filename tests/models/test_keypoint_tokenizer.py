@@ -134,7 +134,7 @@ def test_training_script_on_an_episode_folder(tmp_path):
     out = tmp_path / "tok"
     report = main(["--data", str(FIXTURES / "npz_robot7"), "--out", str(out), "--kind", "keypoint", "--steps", "3",
                    "--width", "8", "--keypoints", "4", "--batch-size", "4", "--horizon", "2", "--test-fraction", "0.5",
-                   "--save-every", "2"])
+                   "--save-every", "2", "--turn-weight", "0.1"])
     assert report["steps"] == 3 and report["gap1_copy_mse"] > 0
     assert (out / "train_state.pt").is_file()
     tok = load_frame_tokenizer(out)
@@ -192,3 +192,34 @@ def test_keypoint_decode_reuses_the_anchor_exactly():
     assert np.array_equal(tok.decode(codes, changed, batch_size=2), reference(codes, changed))
     tok.load_state_dict(KeypointTokenizer(tok.config).state_dict())
     assert np.array_equal(tok.decode(codes, changed, batch_size=2), reference(codes, changed))
+
+
+class _Centroid(KeypointTokenizer):
+    """Points that turn with the frame by construction: every point at the intensity-weighted centre of what differs
+    from the background (the turn error's reference); `fixed` puts them at one place of the image instead."""
+
+    fixed = False
+
+    def points(self, frames, background=None):
+        background = self.background if background is None else background
+        weight = (frames - background).abs().sum(1)  # (N, S, S)
+        axis = self.axis
+        x = (weight.sum(1) * axis).sum(-1) / weight.sum((1, 2))
+        y = (weight.sum(2) * axis).sum(-1) / weight.sum((1, 2))
+        centre = torch.stack([x, y], -1)[:, None].expand(-1, self.config.keypoints, 2)
+        return torch.full_like(centre, 0.5) if self.fixed else centre
+
+
+def test_turn_error_is_zero_for_points_that_turn_with_the_frame():
+    """`turn_error` (the `--turn-weight` loss) compares the points of turned frames with the turned points: 0 when
+    the points follow what they mark (whichever way torch turns the pixels), large when they sit at a place of the
+    image; gradients reach the encoder, so training can attach the points."""
+    frames = KeypointTokenizer._to_tensor(_frames(6))
+    tok = _Centroid(KeypointTokenizerConfig(keypoints=3, width=8))
+    for turns in (1, 2, 3):
+        assert tok.turn_error(frames, turns).item() < 1e-10
+    tok.fixed = True
+    assert tok.turn_error(frames, 1).item() > 0.4  # (0.5, 0.5) against (0.5, -0.5): a distance of 1
+    learned = KeypointTokenizer(KeypointTokenizerConfig(keypoints=3, width=8))
+    learned.turn_error(frames, 1).backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in learned.encoder.parameters())
