@@ -53,3 +53,21 @@ def save_tiny_video_checkpoint(path, codec, bins):
 def tiny_video_checkpoint():
     """`save_tiny_video_checkpoint(path, codec, bins)`, for tests that serve an untrained model as the env does."""
     return save_tiny_video_checkpoint
+
+
+def step_codes(world, frame, actions, seed, temperature):
+    """The codes `VideoWorldModel.step` (the env's path) generates from one start frame under `actions`, (T, tokens)."""
+    import numpy as np
+
+    world.start(frame[None], [seed])
+    out = []
+    for action in actions:
+        world.step(action[None], temperature)
+        out.append(world.last_codes[0])
+    return np.stack(out)
+
+
+@pytest.fixture
+def env_step_codes():
+    """`step_codes(world, frame, actions, seed, temperature)`: what the env generates, to compare with `sample()`."""
+    return step_codes

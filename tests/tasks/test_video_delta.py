@@ -86,7 +86,8 @@ def test_delta_answers_score_as_the_same_frames_in_the_absolute_layout(delta_set
     assert np.allclose(score(delta, d_ex, still_d), score(absolute, a_ex, still_a))
 
 
-def test_env_generates_what_sample_generates_in_the_delta_layout(delta_setup, tmp_path, tiny_video_checkpoint):
+def test_env_generates_what_sample_generates_in_the_delta_layout(delta_setup, tmp_path, tiny_video_checkpoint,
+                                                                 env_step_codes):
     """`sample()` (GRPO, the single-step evaluation) and `VideoWorldModel.step` (env, viewer, rollouts) give the
     same codes for the same seed, frame and actions; median decoding reads the change around its likeliest
     value, so a model sure that nothing moved keeps every point where it was."""
@@ -113,12 +114,7 @@ def test_env_generates_what_sample_generates_in_the_delta_layout(delta_setup, tm
         completion, stride = out.completions()[0], 8 + codec.chunk_len
         raw = np.array([completion[t * stride : t * stride + 8] for t in range(4)])
         sampled = codec.frames_to_codes(codes, raw)
-        world.start(frame[None], [seed])
-        stepped = []
-        for a in actions:
-            world.step(a[None], temperature)
-            stepped.append(world.last_codes[0])
-        assert (np.stack(stepped) == sampled).all()
+        assert (env_step_codes(world, frame, actions, seed, temperature) == sampled).all()
     # median decoding: the change read in order around its likeliest value (-1, 0, +1 here), so mass split over
     # "one level down" and "one level up" stays centred on "still" instead of wrapping to the far end
     logits = torch.full((codec.vocab_size,), -1e4)

@@ -89,7 +89,8 @@ def test_widest_point_is_the_object_point_farthest_from_its_centroid():
     assert widest_point(codes[:, None].repeat(2, 1), [2, 3]) is None  # one point: a translated frame
 
 
-def test_sampled_rollouts_compute_the_object_frame_from_their_own_frames(delta_setup, tmp_path, tiny_video_checkpoint):
+def test_sampled_rollouts_compute_the_object_frame_from_their_own_frames(delta_setup, tmp_path, tiny_video_checkpoint,
+                                                                   env_step_codes):
     """The teacher-forced chunks are the true frames'; `StateForcing` computes them from the tokens a row generated,
     and the env (`VideoWorldModel.step`) generates what `sample()` generates with that forcing (one path)."""
     from rlvr_sim.envs.video.world_model_env import VideoWorldModel
@@ -128,12 +129,7 @@ def test_sampled_rollouts_compute_the_object_frame_from_their_own_frames(delta_s
         sampled = codec.frames_to_codes(codes, raw)
         for t in range(3):  # each forced chunk is the one of the frame the row generated
             assert completion[t * stride + n : (t + 1) * stride] == codec.chunks(sampled[t], bins[t + 1]).tolist()
-        world.start(frame[None], [seed])
-        stepped = []
-        for a in actions:
-            world.step(a[None], temperature)
-            stepped.append(world.last_codes[0])
-        assert (np.stack(stepped) == sampled).all()
+        assert (env_step_codes(world, frame, actions, seed, temperature) == sampled).all()
 
 
 def test_object_frame_options_need_the_keypoint_layouts(delta_setup, pose_setup):
