@@ -1,6 +1,7 @@
-"""Train the compressive FSQ frame tokenizer on episode .npz files and report its reconstruction quality.
+"""Train a frame tokenizer (learned keypoints, or the FSQ grid) on episodes and report its reconstruction quality.
 
-    python training/tokenizer.py --data DIR --out runs/pusht_tokenizer --steps 6000      # or --minutes N: a wall-clock budget
+    python training/tokenizer.py --data DIR --out runs/my_tokenizer --steps 2500         # or --minutes N: a wall-clock budget
+    python training/tokenizer.py --data DIR --out runs/tok2 --init runs/my_tokenizer --freeze-points --steps 500  # sharpen the drawing only
     python training/tokenizer.py --data DIR --out assets/pusht_pose/tokenizer --kind pose  # PushT pose tokens
     python training/tokenizer.py --preset my_tokenizer.yaml steps=6000 lpips_weight=0.5   # the LM stages' idiom
 
@@ -296,7 +297,12 @@ def train_keypoint(args: argparse.Namespace) -> dict:
         model.load_state_dict(source.state_dict())
         bg = model.background.clone()
         run = replace(run, bg=bg, background=(bg[0].permute(1, 2, 0).numpy() * 255.0).round().astype(np.uint8))
-    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    if args.freeze_points:  # train the drawing only: every frame keeps its codes, so models trained on them stay valid
+        if not args.init:
+            raise SystemExit("--freeze-points keeps a trained tokenizer's points: pass that tokenizer as --init")
+        for parameter in (*model.encoder.parameters(), model.log_temperature):
+            parameter.requires_grad_(False)
+    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr, weight_decay=1e-4)
     step = 0
     state_file = out / "train_state.pt"
     if args.resume and state_file.is_file():  # continue an interrupted run exactly where it stopped
@@ -314,7 +320,7 @@ def train_keypoint(args: argparse.Namespace) -> dict:
         model.train()
         recon, closeness = model(future, context)
         loss = _loss(recon, future, _weights(future, context, bg, args.fg_weight)) + args.separation_weight * closeness
-        if args.turn_weight:  # points attached to what they mark: turning the frame turns its points
+        if args.turn_weight and not args.freeze_points:  # points attached to what they mark: turning the frame turns its points
             loss = loss + args.turn_weight * model.turn_error(future, int(rng.integers(1, 4)))
         _optimise(model, optimiser, loss, lr)
         step += 1
@@ -377,6 +383,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--turn-weight", type=float, default=0.0,
                         help="keypoint: weight of the quarter-turn equivariance loss (points attached to the objects "
                              "they mark; for scenes seen from above, e.g. PushT; 0 = off)")
+    parser.add_argument("--freeze-points", action="store_true",
+                        help="keypoint, with --init: train the decoder only; the points (the codes of every frame) "
+                             "stay the tokenizer's, so a world model trained on its codes stays valid")
     parser.add_argument("--border", type=int, default=2,
                         help="keypoint: heatmap pixels (half resolution) read past each edge of the frame, so an "
                              "object partly out of view is placed at its centre")

@@ -157,6 +157,26 @@ def test_training_script_on_an_episode_folder(tmp_path):
               "1", "--width", "8", "--keypoints", "3", "--init", str(out)])
 
 
+
+def test_freeze_points_trains_the_drawing_only(tmp_path):
+    """`--freeze-points` (with `--init`) sharpens a tokenizer's drawing while every frame keeps its codes, so a world
+    model trained on those codes stays valid: the encoder is bit-identical, the decoder moved; without --init: refused."""
+    from training.tokenizer import main
+
+    common = ["--data", str(FIXTURES / "npz_robot7"), "--kind", "keypoint", "--width", "8", "--keypoints", "4",
+              "--batch-size", "4", "--horizon", "2", "--test-fraction", "0.5"]
+    main(common + ["--out", str(tmp_path / "tok"), "--steps", "2"])
+    main(common + ["--out", str(tmp_path / "drawn"), "--steps", "3", "--lr", "1e-2", "--turn-weight", "0.5",
+                   "--init", str(tmp_path / "tok"), "--freeze-points"])
+    before, after = load_frame_tokenizer(tmp_path / "tok"), load_frame_tokenizer(tmp_path / "drawn")
+    moved = {name for name, value in before.state_dict().items() if not torch.equal(after.state_dict()[name], value)}
+    assert moved and all(not name.startswith("encoder.") and name != "log_temperature" for name in moved), moved
+    assert any(name.startswith(("down.", "up.", "out.", "mid.")) for name in moved)
+    frames = (np.random.default_rng(0).random((5, 64, 64, 3)) * 255).astype(np.uint8)
+    assert np.array_equal(before.encode(frames), after.encode(frames))
+    with pytest.raises(SystemExit, match="--freeze-points.*--init"):
+        main(common + ["--out", str(tmp_path / "bad"), "--steps", "1", "--freeze-points"])
+
 def test_keypoint_decode_reuses_the_anchor_exactly():
     """The keypoint tokenizer's decode reuses its anchor's half of the U-Net input across calls (the env decodes
     every step over one anchor): the frames must be exactly those of `draw`, and a new anchor, new weights or a
