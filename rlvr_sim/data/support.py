@@ -1,8 +1,8 @@
 """Build a learned PushT simulator's data support (`support.npz`) from the episodes it was trained on.
 
-`build_support` judges every frame of the checkpoint's training split (the pose tokenizer's codes, as the
-model saw them), keeps them as a `rlvr_sim.metrics.support.DataSupport` and calibrates its out-of-support
-threshold on the test split. Training packages it into each PushT checkpoint
+`build_support` judges every frame of the checkpoint's training split (the pose tokenizer's codes, as a pose
+model saw them; a visual PushT model's frames are judged the same way), keeps them as a
+`rlvr_sim.metrics.support.DataSupport` and calibrates its out-of-support threshold on the test split. Training packages it into each PushT checkpoint
 (`training/pusht_pipeline.py`); `python evaluations/real2sim.py --build-support CHECKPOINT` rebuilds it.
 """
 
@@ -73,8 +73,13 @@ def build_support(checkpoint: str | Path, data_dir: str | Path | None = None, ou
     if not settings:
         raise ValueError(f"{checkpoint} is not a video world model checkpoint (no video_settings in rlvr_sim.json)")
     tokenizer = load_frame_tokenizer(checkpoint / settings.get("tokenizer_dir", "tokenizer"))
-    if not isinstance(tokenizer, PoseTokenizer):
-        raise ValueError(f"{checkpoint}: the data support needs a pose-token checkpoint (PushT pose tokenizer)")
+    if not isinstance(tokenizer, PoseTokenizer):  # a visual PushT model: its frames are judged the same way
+        if settings.get("scene") != "pusht":
+            raise ValueError(f"{checkpoint}: the data support is over PushT poses read by the pixel judge; this "
+                             f"checkpoint's scene is {settings.get('scene')!r}, not 'pusht'")
+        from rlvr_sim.models.pose_tokenizer import PoseTokenizerConfig
+
+        tokenizer = PoseTokenizer(PoseTokenizerConfig(image_size=int(settings.get("image_size", 64))))
     data_dir = Path(data_dir or settings["data_dir"])
     split = split_paths(episode_paths(data_dir), settings.get("test_fraction", 0.1), settings.get("split_seed", 0))
     train = split["train"] + [p for extra in settings.get("extra_train_dirs", []) for p in episode_paths(extra)]
