@@ -419,6 +419,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--log-every", type=int, default=50)
     args = parse_with_preset(parser, argv)
+    if args.freeze_points and args.kind != "keypoint":
+        parser.error(f"--freeze-points keeps a keypoint tokenizer's points; --kind {args.kind} has none")
     args.argv = list(argv) if argv is not None else __import__("sys").argv[1:]
     return args
 

@@ -2,8 +2,9 @@
 
 `build_support` judges every frame of the checkpoint's training split (the pose tokenizer's codes, as a pose
 model saw them; a visual PushT model's frames are judged the same way), keeps them as a
-`rlvr_sim.metrics.support.DataSupport` and calibrates its out-of-support threshold on the test split. Training packages it into each PushT checkpoint
-(`training/pusht_pipeline.py`); `python evaluations/real2sim.py --build-support CHECKPOINT` rebuilds it.
+`rlvr_sim.metrics.support.DataSupport` and calibrates its out-of-support threshold on the test split. Training
+packages it into each PushT checkpoint (`training/pusht_pipeline.py`); `python evaluations/real2sim.py
+--build-support CHECKPOINT` rebuilds it.
 """
 
 from __future__ import annotations

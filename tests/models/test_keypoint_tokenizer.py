@@ -158,7 +158,7 @@ def test_training_script_on_an_episode_folder(tmp_path):
 
 
 
-def test_freeze_points_trains_the_drawing_only(tmp_path):
+def test_freeze_points_trains_the_drawing_only(tmp_path, capsys):
     """`--freeze-points` (with `--init`) sharpens a tokenizer's drawing while every frame keeps its codes, so a world
     model trained on those codes stays valid: the encoder is bit-identical, the decoder moved; without --init: refused."""
     from training.tokenizer import main
@@ -176,6 +176,9 @@ def test_freeze_points_trains_the_drawing_only(tmp_path):
     assert np.array_equal(before.encode(frames), after.encode(frames))
     with pytest.raises(SystemExit, match="--freeze-points.*--init"):
         main(common + ["--out", str(tmp_path / "bad"), "--steps", "1", "--freeze-points"])
+    with pytest.raises(SystemExit):  # argparse's error: the FSQ grid has no points to keep
+        main(["--data", str(FIXTURES / "npz_robot7"), "--out", str(tmp_path / "fsq"), "--kind", "fsq", "--freeze-points"])
+    assert "--kind fsq has none" in capsys.readouterr().err
 
 def test_keypoint_decode_reuses_the_anchor_exactly():
     """The keypoint tokenizer's decode reuses its anchor's half of the U-Net input across calls (the env decodes
