@@ -188,7 +188,6 @@ def test_support_distance_is_zero_on_training_frames_and_large_off_the_data(supp
     assert support.distance(np.array([[np.nan, np.nan, 256.0, 256.0, 0.0]]))[0] == np.inf  # the judge lost the agent
 
 
-
 def test_a_visual_pusht_checkpoint_gets_the_same_support(support_world, tmp_path):
     """A visual PushT checkpoint (keypoint tokenizer) trained on the same episodes gets the pose checkpoint's
     support: its frames are judged the same way. A visual checkpoint of another scene is refused by name."""
@@ -213,6 +212,7 @@ def test_a_visual_pusht_checkpoint_gets_the_same_support(support_world, tmp_path
     meta_file.write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="scene is 'arm', not 'pusht'"):
         build_support(visual, out=tmp_path / "arm_support.npz", progress=False)
+
 
 def test_agent_inside_the_t_is_out_of_a_dense_support():
     """A support of every agent position around a fixed T that keeps the disc off the T: the agent moved into

@@ -157,7 +157,6 @@ def test_training_script_on_an_episode_folder(tmp_path):
               "1", "--width", "8", "--keypoints", "3", "--init", str(out)])
 
 
-
 def test_freeze_points_trains_the_drawing_only(tmp_path, capsys):
     """`--freeze-points` (with `--init`) sharpens a tokenizer's drawing while every frame keeps its codes, so a world
     model trained on those codes stays valid: the encoder is bit-identical, the decoder moved; without --init: refused."""
@@ -179,6 +178,7 @@ def test_freeze_points_trains_the_drawing_only(tmp_path, capsys):
     with pytest.raises(SystemExit):  # argparse's error: the FSQ grid has no points to keep
         main(["--data", str(FIXTURES / "npz_robot7"), "--out", str(tmp_path / "fsq"), "--kind", "fsq", "--freeze-points"])
     assert "--kind fsq has none" in capsys.readouterr().err
+
 
 def test_keypoint_decode_reuses_the_anchor_exactly():
     """The keypoint tokenizer's decode reuses its anchor's half of the U-Net input across calls (the env decodes
