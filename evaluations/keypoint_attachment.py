@@ -24,7 +24,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-WORLD = 512.0  # gym-pusht world units across the frame
+from rlvr_sim.metrics.pusht_pixels import WORLD_SIZE  # noqa: E402  (gym-pusht world units across the frame)
 
 
 def attachment(codes: np.ndarray, states: np.ndarray, bins: int, size: int) -> list[dict[str, Any]]:
@@ -36,8 +36,8 @@ def attachment(codes: np.ndarray, states: np.ndarray, bins: int, size: int) -> l
     ok = np.isfinite(states).all(1)
     if not ok.any():
         raise ValueError("the pixel judge read no frame (no agent or no T visible in any)")
-    per_px = size / WORLD
-    points = (np.asarray(codes, np.float64)[ok].reshape(ok.sum(), -1, 2) + 0.5) / bins * WORLD  # world units
+    per_px = size / WORLD_SIZE
+    points = (np.asarray(codes, np.float64)[ok].reshape(ok.sum(), -1, 2) + 0.5) / bins * WORLD_SIZE  # world units
     st = states[ok]
     c, s = np.cos(st[:, 4])[:, None], np.sin(st[:, 4])[:, None]
     d = points - st[:, None, 2:4]
@@ -66,10 +66,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     from rlvr_sim.data.episodes import episode_paths, load_episode, split_paths
     from rlvr_sim.metrics.pusht_pixels import judge_states
+    from rlvr_sim.models.keypoint_tokenizer import KeypointTokenizer
     from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
 
     tok = load_frame_tokenizer(args.tokenizer)
-    if type(tok).__name__ != "KeypointTokenizer":
+    if not isinstance(tok, KeypointTokenizer):
         raise ValueError(f"{args.tokenizer} holds a {type(tok).__name__}, not a keypoint tokenizer")
     size = tok.config.image_size
     held = split_paths(episode_paths(args.data))["test"]  # the world models' held-out episodes (same split)

@@ -65,7 +65,7 @@ def build_support(checkpoint: str | Path, data_dir: str | Path | None = None, ou
 
     from rlvr_sim.data.episodes import episode_paths, split_paths
     from rlvr_sim.models.lm import read_meta
-    from rlvr_sim.models.pose_tokenizer import PoseTokenizer, load_frame_tokenizer
+    from rlvr_sim.models.pose_tokenizer import PoseTokenizer, PoseTokenizerConfig, load_frame_tokenizer
 
     torch.set_num_threads(1)
     checkpoint = Path(checkpoint)
@@ -78,8 +78,6 @@ def build_support(checkpoint: str | Path, data_dir: str | Path | None = None, ou
         if settings.get("scene") != "pusht":
             raise ValueError(f"{checkpoint}: the data support is over PushT poses read by the pixel judge; this "
                              f"checkpoint's scene is {settings.get('scene')!r}, not 'pusht'")
-        from rlvr_sim.models.pose_tokenizer import PoseTokenizerConfig
-
         tokenizer = PoseTokenizer(PoseTokenizerConfig(image_size=int(settings.get("image_size", 64))))
     data_dir = Path(data_dir or settings["data_dir"])
     split = split_paths(episode_paths(data_dir), settings.get("test_fraction", 0.1), settings.get("split_seed", 0))
