@@ -15,7 +15,9 @@ serves:
    Rows: copy-last-frame, the tokenizer's reconstruction of the true frames (its ceiling), each model
    (temperature 0, median-decoded where its codes are ordered bins: as the env serves it by default) and, on PushT, the pose-token model (`--pose`). Paired bootstrap
    95% intervals: each model vs copy-last-frame, RLVR vs base.
-2. **Best-of-N**: N rollouts per window sampled at temperature 1; the best of the first n by MSE / LPIPS.
+2. **Best-of-N**: N rollouts per window sampled at temperature 1; the best of the first n by MSE / LPIPS. The
+   first sample of each model is also scored in full, as the paper's Table 3 decodes (one sample at temperature
+   1): MSE, PSNR, SSIM, LPIPS at step 1 and over all steps, the repetition rate, RLVR vs base paired.
 3. **Four far targets**: from `--starts` held-out frames, the agent (PushT) or the arm's tip sent to four
    far points and held 3 steps; where the judge finds it in the last predicted frame (share within 3 px).
    Then the **tour**: from the same frames, the four corners of the arena (the arm: the four far points) in
@@ -44,7 +46,7 @@ from rlvr_sim.envs.video.world_model_env import VideoWorldModel, checkpoint_scen
 from tqdm import tqdm
 
 from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
-from rlvr_sim.metrics.video import frame_metrics, near_copy_rate, perceptual_metric, repetition_rate
+from rlvr_sim.metrics.video import frame_metrics, near_copy_rate, perceptual_metric, repeated_rollouts, repetition_rate
 from rlvr_sim.reporting import write_results
 from rlvr_sim.tasks.video import VideoTask
 
@@ -165,17 +167,21 @@ def gains(per_window: dict[str, np.ndarray], pairs: list[tuple[str, str]]) -> di
 
 
 def best_of_n(task: VideoTask, worlds: dict[str, Any], n_windows: int, samples: int, seed: int, lpips: Any,
-              bar: tqdm) -> dict[str, Any]:
-    """Section 2: best of the first n samples (n = 1, 2, 4, ..., `samples`) by per-window mean MSE and LPIPS."""
+              bar: tqdm) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Section 2: best of the first n samples (n = 1, 2, 4, ..., `samples`) by per-window mean MSE and LPIPS;
+    and each model's first sample (its frames), which `sampled_section` scores in full."""
     w = task.windows["test"]
     context, future = w.context[:n_windows], w.future[:n_windows]
     actions = task.action_bins.decode(w.action_bins[:n_windows])
     out: dict[str, Any] = {}
+    first: dict[str, np.ndarray] = {}
     for name, world in worlds.items():
         scores = {"mse": [], "lpips": []}
         for s in range(samples):
             bar.set_description(f"best-of-{samples}: {name} sample {s + 1}")
             pred = world.rollout(context, actions, [seed + 1000 * (s + 1) + i for i in range(n_windows)], temperature=1.0)
+            if s == 0:
+                first[name] = pred
             flat = frame_metrics(pred.reshape(-1, *pred.shape[2:]), future.reshape(-1, *future.shape[2:]), lpips)
             for key in scores:
                 scores[key].append(flat[key].reshape(n_windows, -1).mean(1))
@@ -186,7 +192,38 @@ def best_of_n(task: VideoTask, worlds: dict[str, Any], n_windows: int, samples: 
             curve[str(n)] = {key: float(np.min(np.stack(v[:n]), 0).mean()) for key, v in scores.items()}
             n *= 2
         out[name] = curve
-    return out
+    return out, first
+
+
+def sampled_section(task: VideoTask, first: dict[str, np.ndarray], tokenizer: Any, lpips: Any) -> dict[str, Any]:
+    """Section 2b, the paper's Table 3 as the paper decodes it: one rollout per window sampled at temperature 1
+    (each model's first best-of-N sample). Per model: MSE, PSNR, SSIM, LPIPS at step 1 and averaged over the
+    predicted frames (multi-step), the repetition rate; each with its bootstrap interval over windows, and RLVR
+    vs base paired (positive: RLVR better)."""
+    w = task.windows["test"]
+    n, horizon = next(iter(first.values())).shape[:2]
+    context, future = w.context[:n], w.future[:n]
+    truth = np.concatenate([context[:, None], future], 1)
+    gold_codes = tokenizer.encode(truth.reshape(-1, *context.shape[1:])).reshape(n, horizon + 1, -1)
+    rows: dict[str, Any] = {}
+    per_window: dict[str, dict[str, np.ndarray]] = {}
+    for name, pred in first.items():
+        flat = frame_metrics(pred.reshape(-1, *pred.shape[2:]), future.reshape(-1, *future.shape[2:]), lpips)
+        values = {}
+        for metric in PIXEL_METRICS:
+            v = flat[metric].reshape(n, horizon)
+            values[f"{metric}@1"], values[f"{metric}@1-{horizon}"] = v[:, 0], v.mean(1)
+        with_context = np.concatenate([context[:, None], pred], 1)
+        codes = tokenizer.encode(with_context.reshape(-1, *context.shape[1:])).reshape(n, horizon + 1, -1)
+        values["repetition"] = repeated_rollouts(codes, gold_codes).astype(np.float64)
+        per_window[name] = values
+        rows[name] = {key: _ci(v) for key, v in values.items()}
+    gains_block = {}
+    if {"base", "RLVR"} <= set(per_window):
+        for key, base in per_window["base"].items():
+            sign = -1.0 if key.split("@")[0] in HIGHER_IS_BETTER else 1.0
+            gains_block[key] = paired_gain(sign * base, sign * per_window["RLVR"][key])
+    return {"horizon": int(horizon), "rows": rows, "gains": {"RLVR vs base": gains_block} if gains_block else {}}
 
 
 def far_targets(task: VideoTask, worlds: dict[str, Any], scene: str, starts: int, seed: int, bar: tqdm) -> dict[str, Any]:
@@ -263,6 +300,26 @@ def _fmt(entry: dict[str, float], digits: int) -> str:
     return f"{entry['mean']:.{digits}f} [{entry['low']:.{digits}f}, {entry['high']:.{digits}f}]"
 
 
+def sampled_markdown(sampled: dict[str, Any]) -> list[str]:
+    """The sampled-rollout table (the paper's Table 3 decoding) and RLVR vs base, paired."""
+    h = sampled["horizon"]
+    scale = {"mse": (1e3, 2), "psnr": (1.0, 1), "ssim": (100.0, 1), "lpips": (100.0, 2)}
+    keys = [f"{m}@{span}" for span in ("1", f"1-{h}") for m in PIXEL_METRICS]
+    lines = ["", "## Sampled at temperature 1, one rollout per window (the paper's Table 3 decoding)", "",
+             f"Step 1, then the mean over steps 1-{h} (multi-step); MSE x1e3, SSIM x100, LPIPS x100; repetition: share "
+             "of rollouts that repeat a frame while the truth changed.", "",
+             "| model | " + " | ".join(k.replace("@", " ") for k in keys) + " | repetition |",
+             "|---|" + "---|" * (len(keys) + 1)]
+    for name, row in sampled["rows"].items():
+        cells = [_fmt({s: scale[k.split("@")[0]][0] * v for s, v in row[k].items()}, scale[k.split("@")[0]][1])
+                 for k in keys]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {_fmt(row['repetition'], 3)} |")
+    for pair, block in sampled["gains"].items():
+        cells = [f"{key} {v['gain']:+.4g} [{v['low']:+.4g}, {v['high']:+.4g}]" for key, v in block.items()]
+        lines += ["", f"- **{pair}** (paired; positive: RLVR better): " + "; ".join(cells)]
+    return lines
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The tables of `results` (rollouts at each horizon, gains, best-of-N, far targets)."""
     lines = [f"# Visual world model: {results['scene']} ({results['windows']} held-out windows)", ""]
@@ -289,6 +346,8 @@ def markdown(results: dict[str, Any]) -> str:
                   "| model | n | MSE x1e3 | LPIPS x100 |", "|---|---|---|---|"]
         for name, curve in results["best_of_n"].items():
             lines += [f"| {name} | {n} | {1e3 * v['mse']:.3f} | {100 * v['lpips']:.2f} |" for n, v in curve.items()]
+    if results.get("sampled"):
+        lines += sampled_markdown(results["sampled"])
     split = results.get("still_moved")
     if split:
         lines += ["", f"## The {split['object']} at step {split['horizon']}: still vs moved (error px, mean [95% CI])", "",
@@ -355,10 +414,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results: dict[str, Any] = {
             "scene": scene, "data": args.data, "windows": n, "horizons": horizons, "lpips_variant": lpips.name,
             "checkpoints": {name: display_path(world.checkpoint) for name, world in rows.items()},
-            "rollouts": rollouts, "gains": gains(per_window, pairs),
-            "best_of_n": best_of_n(task, worlds, n, args.best_of, args.seed, lpips, bar) if args.best_of else {},
+            "rollouts": rollouts, "gains": gains(per_window, pairs)}
+        results["best_of_n"], first = best_of_n(task, worlds, n, args.best_of, args.seed, lpips, bar) if args.best_of \
+            else ({}, {})
+        results["sampled"] = sampled_section(task, first, worlds["base"].tokenizer, lpips) if first else {}
+        results.update({
             "far_targets": far_targets(task, rows, scene, args.starts, args.seed, bar),
-            "still_moved": still_and_moved(task, scene, n, horizons[-1], per_window, list(rollouts))}
+            "still_moved": still_and_moved(task, scene, n, horizons[-1], per_window, list(rollouts))})
     results["seconds"] = round(time.time() - start, 1)
     write_results(results, out, markdown(results), "evaluations/video_visual.py", argv if argv is not None else sys.argv[1:])
     return results

@@ -105,6 +105,11 @@ def repetition_rate(pred_codes: np.ndarray, gold_codes: np.ndarray) -> float:
     ground-truth frames t and t - 1 differ in at least one token (so copying there was wrong). The rate
     is the share of rollouts that repeat at least once, in [0, 1].
     """
+    return float(repeated_rollouts(pred_codes, gold_codes).mean())
+
+
+def repeated_rollouts(pred_codes: np.ndarray, gold_codes: np.ndarray) -> np.ndarray:
+    """Per rollout, whether it repeats (the test `repetition_rate` averages): (N,) bool, for paired intervals."""
     pred_codes, gold_codes = np.asarray(pred_codes), np.asarray(gold_codes)
     if pred_codes.ndim != 3 or pred_codes.shape != gold_codes.shape:
         raise ValueError(
@@ -114,7 +119,7 @@ def repetition_rate(pred_codes: np.ndarray, gold_codes: np.ndarray) -> float:
         raise ValueError("repetition needs at least one predicted frame after the context frame")
     pred_same = (pred_codes[:, 1:] == pred_codes[:, :-1]).all(axis=2)
     gold_changed = (gold_codes[:, 1:] != gold_codes[:, :-1]).any(axis=2)
-    return float((pred_same & gold_changed).any(axis=1).mean())
+    return (pred_same & gold_changed).any(axis=1)
 
 
 NEAR_COPY_MSE = 2e-4  # well under the one-step change of a moving PushT agent (~1e-3), over decoder noise
@@ -223,6 +228,7 @@ __all__ = [
     "near_copy_rate",
     "perceptual_metric",
     "psnr",
+    "repeated_rollouts",
     "repetition_rate",
     "ssim",
     "to_unit_float",

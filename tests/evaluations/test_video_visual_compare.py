@@ -71,3 +71,38 @@ def test_tour_scores_a_model_that_goes_where_it_is_sent_and_one_that_stays():
     assert follows["tour_within_3px_pct"] == [100.0] * 4 and follows["tour_every_leg_pct"] == 100.0
     assert stays["tour_within_3px_pct"] == [0.0] * 4 and stays["tour_every_leg_pct"] == 0.0
     assert follows["tour"] == TOURS["pusht"].tolist()
+
+
+def test_sampled_section_scores_rlvr_against_base_as_the_paper_decodes(pusht_data, tmp_path):
+    """The first best-of-N sample of each model is scored like the paper's Table 3 (temperature 1), RLVR vs base
+    paired; a model compared with itself gains exactly 0 on every metric."""
+    import numpy as np
+
+    from rlvr_sim.evaluations import video_visual
+
+    results = video_visual.main(["--data", str(pusht_data), "--base", "pusht_visual_rlvr", "--rlvr",
+                                 "pusht_visual_base", "--windows", "6", "--best-of", "2", "--starts", "1",
+                                 "--threads", "1", "--out", str(tmp_path / "eval")])
+    sampled = results["sampled"]
+    assert set(sampled["rows"]) == {"base", "RLVR"} and sampled["horizon"] == 8
+    row = sampled["rows"]["base"]
+    assert {"mse@1", "mse@1-8", "ssim@1-8", "lpips@1-8", "psnr@1", "repetition"} <= set(row)
+    assert 0.0 <= row["repetition"]["mean"] <= 1.0
+    # best-of-1 of the curve is the sampled section's multi-step MSE (the same first sample)
+    assert np.isclose(results["best_of_n"]["base"]["1"]["mse"], row["mse@1-8"]["mean"])
+    assert "mse@1-8" in sampled["gains"]["RLVR vs base"]
+    assert "Table 3 decoding" in (tmp_path / "eval.md").read_text()
+    same = video_visual.sampled_section(*_task_and_first(video_visual, pusht_data))
+    assert all(v["gain"] == 0.0 for v in same["gains"]["RLVR vs base"].values())
+
+
+def _task_and_first(video_visual, data):
+    """One model's sampled rollouts under both names: every paired gain must be exactly 0."""
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+    world = VideoWorldModel("pusht_visual_rlvr")
+    task, _ = video_visual.held_out_task(world, str(data), 4)
+    w = task.windows["test"]
+    actions = task.action_bins.decode(w.action_bins[:4])
+    pred = world.rollout(w.context[:4], actions, [0, 1, 2, 3], temperature=1.0)
+    return task, {"base": pred, "RLVR": pred.copy()}, world.tokenizer, video_visual.perceptual_metric()

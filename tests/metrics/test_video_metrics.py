@@ -67,6 +67,7 @@ def test_repetition_rate_definition():
         [[0], [0], [0]],  # repeats but gold did not change either -> does not count
     ])
     assert vm.repetition_rate(pred, gold) == pytest.approx(1 / 3)
+    assert vm.repeated_rollouts(pred, gold).tolist() == [True, False, False]  # per rollout, for paired intervals
     # t=1 counts too: copying the context frame where the truth moved
     assert vm.repetition_rate(np.array([[[0], [0], [5]]]), np.array([[[0], [1], [2]]])) == 1.0
 
