@@ -282,7 +282,8 @@ def train_keypoint(args: argparse.Namespace) -> dict:
     run = _setup(args)
     rng, train_eps, bg = run.rng, run.train_eps, run.bg
     out = Path(args.out)
-    config = KeypointTokenizerConfig(args.image_size, args.keypoints, args.bins, args.width, border=args.border)
+    config = KeypointTokenizerConfig(args.image_size, args.keypoints, args.bins, args.width, border=args.border,
+                                     draw_gap=args.horizon)  # the decoder learns to draw every gap up to --horizon
     model = KeypointTokenizer(config)
     with torch.no_grad():
         model.background.copy_(bg)
