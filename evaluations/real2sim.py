@@ -15,9 +15,12 @@ starts from the same `NearGoalTask` start state (the learned one from gym-pusht'
 every policy sees frames only, and success is judged on frames by the same pixel judge everywhere
 (its agreement with gym-pusht's true state is reported). Success rates carry bootstrap 95% intervals
 over episodes, Pearson/MMRV per simulator bootstrap intervals over the (paired) episodes.
+`tokenizer:<checkpoint>` is gym-pusht's own dynamics with every frame shown as that checkpoint's tokenizer draws
+it back (over the frames the served env draws over): the ceiling its tokenizer puts on a learned simulator.
 
     python evaluations/real2sim.py --rollout
     python evaluations/real2sim.py --rollout --sims real,mujoco,learned:assets/pusht_pose_rlvr --episodes 20
+    python evaluations/real2sim.py --rollout --sims real,tokenizer:pusht_visual_mixed   # the tokenizer's ceiling
     python evaluations/real2sim.py --rollout --ray-address ray://head:10001   # a Ray cluster
     python evaluations/real2sim.py --perturb-sweep                           # MuJoCo gaps vs ranking
     python evaluations/real2sim.py --simpler PutCarrotOnPlateInScene-v1      # ManiSkill3, if installed
@@ -192,7 +195,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--task", help="task name of a single-task table (default: the file name)")
     add_out_argument(parser, help=f"output folder (default: runs/real2sim for --table, {DEFAULT_OUT} otherwise)")
     rollout_args = parser.add_argument_group("rollout")
-    rollout_args.add_argument("--sims", default=DEFAULT_SIMS, help="comma-separated: real (first), mujoco, learned:<checkpoint>")
+    rollout_args.add_argument("--sims", default=DEFAULT_SIMS, help="comma-separated: real (first), mujoco, learned:<checkpoint>, "
+                              "tokenizer:<checkpoint> (gym-pusht seen through the checkpoint's tokenizer)")
     rollout_args.add_argument("--policies", default=",".join(DEFAULT_POLICIES), help="comma-separated PushT policies: skills, bc, bc:<dir>, "
                               "package.module:Class (a FramePolicy, docs/real2sim.md)")
     rollout_args.add_argument("--episodes", type=int, default=20, help="episodes per policy and simulator")

@@ -26,7 +26,7 @@ MUJOCO_ID = "RLVRSim/PushT-MuJoCo-v0"
 class EpisodeSpec:
     """One rollout task: everything that decides its outcome, so it replays the same wherever it runs."""
 
-    sim: str  # "real", "mujoco" or "learned:<checkpoint>"
+    sim: str  # "real", "mujoco", "learned:<checkpoint>" or "tokenizer:<checkpoint>"
     policy: str
     episode: int
     seed: int = 0
@@ -90,15 +90,49 @@ def _derived_seed(*parts: int | str) -> int:
 
 _SIMULATORS: dict[tuple[str, tuple], Any] = {}
 _SUPPORTS: dict[str, DataSupport | None] = {}
+_TOKENIZERS: dict[str, Any] = {}
+TOKENIZER_SIM = "tokenizer:"  # gym-pusht's own dynamics, each frame shown as a checkpoint's tokenizer draws it back
 
 
-def _support(env: Any) -> DataSupport | None:
-    """The data support shipped with a learned simulator's checkpoint (None when it has no support.npz)."""
-    checkpoint = str(getattr(env.unwrapped, "checkpoint", ""))
-    if checkpoint not in _SUPPORTS:
-        path = Path(checkpoint) / SUPPORT_FILE
-        _SUPPORTS[checkpoint] = DataSupport.load(path) if checkpoint and path.is_file() else None
-    return _SUPPORTS[checkpoint]
+class TokenizerView:
+    """gym-pusht's true frames as a `tokenizer:<checkpoint>` simulator shows them: each frame encoded by the
+    checkpoint's tokenizer and drawn back over the true frame the served env would draw over at that step (the
+    start frame for the first `horizon` steps, then the anchor of each roll of the context, `horizon // 2` steps
+    apart, as `VideoWorldModel` rolls it). What a simulator with that tokenizer and *perfect* dynamics would show:
+    its success rates are the ceiling the tokenizer puts on the learned simulator's (a success the tokenizer cannot
+    draw back, no world model behind it can show)."""
+
+    def __init__(self, checkpoint: str) -> None:
+        from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+        world = VideoWorldModel(checkpoint or None)
+        self.tokenizer, self.horizon = world.tokenizer, world.horizon
+        self.image_size = self.tokenizer.config.image_size
+        self.frames: list[np.ndarray] = []
+
+    def anchor_index(self, step: int) -> int:
+        """The frame the env draws step `step` (1-based) over: 0 until the context first rolls, then every roll's
+        anchor, `horizon // 2` steps apart."""
+        keep = self.horizon // 2
+        return 0 if step <= self.horizon else keep * ((step - self.horizon - 1) // keep + 1)
+
+    def show(self, frame: np.ndarray) -> np.ndarray:
+        """The next true frame (the first one: the start frame) as the tokenizer draws it back."""
+        from rlvr_sim.models.visual_tokenizer import CONDITIONAL
+
+        self.frames.append(frame)
+        anchor = self.frames[self.anchor_index(len(self.frames) - 1)][None]
+        return self.tokenizer.decode(self.tokenizer.encode(frame[None], anchor, CONDITIONAL), anchor, CONDITIONAL)[0]
+
+
+def _tokenizer_view(sim: str) -> TokenizerView:
+    """A fresh view (its frame history empty) over the `tokenizer:<checkpoint>` simulator's tokenizer, loaded once."""
+    checkpoint = sim[len(TOKENIZER_SIM):]
+    if checkpoint not in _TOKENIZERS:
+        _TOKENIZERS[checkpoint] = TokenizerView(checkpoint)
+    view = _TOKENIZERS[checkpoint]
+    view.frames = []
+    return view
 
 
 def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 64) -> Any:
@@ -106,9 +140,11 @@ def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 
     if key not in _SIMULATORS:
         import gymnasium as gym
 
-        if sim == "real":
+        if sim == "real" or sim.startswith(TOKENIZER_SIM):
             from rlvr_sim.envs.worlds import make_ground_truth
 
+            if sim.startswith(TOKENIZER_SIM):
+                size = _tokenizer_view(sim).image_size
             _SIMULATORS[key] = make_ground_truth(size, size)
         elif sim == "mujoco":
             import rlvr_sim  # noqa: F401  (registers the MuJoCo PushT id)
@@ -119,7 +155,7 @@ def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 
 
             _SIMULATORS[key] = make_world_model(checkpoint=sim.split(":", 1)[1] or None)
         else:
-            raise ValueError(f"unknown simulator {sim!r}: use real, mujoco or learned:<checkpoint>")
+            raise ValueError(f"unknown simulator {sim!r}: use real, mujoco, learned:<checkpoint> or tokenizer:<checkpoint>")
     return _SIMULATORS[key]
 
 
@@ -161,6 +197,9 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
     policy = make_policy(spec.policy, seed=_derived_seed(spec.seed, spec.episode, spec.policy))
     user = is_user_policy(spec.policy)  # a user's FramePolicy sees the frame only
     frame, info = _start_frame(env, state, spec, _derived_seed(spec.seed, spec.episode, spec.policy, "world"))
+    view = _tokenizer_view(spec.sim) if spec.sim.startswith(TOKENIZER_SIM) else None
+    if view is not None:  # the policy and the judge see the tokenizer's picture of gym-pusht's true frames
+        frame = view.show(frame)
     estimate = estimate_state(frame)
     result: dict[str, Any] = {"sim": spec.sim_name, "policy": spec.policy, "episode": spec.episode, "success": False,
                               "success_step": None, "true_success": None}  # fmt: skip
@@ -169,6 +208,8 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
     for step in range(1, task.horizon + 1):
         action = checked_action(policy, frame, spec.policy) if user else policy.act(frame, estimate)
         frame, _, terminated, truncated, info = repeat_step(env, action, 1 if learned else task.frame_skip)
+        if view is not None:
+            frame = view.show(frame)
         estimate = estimate_state(frame)
         if support is not None:
             support_distance.append(support.state_distance(estimate))

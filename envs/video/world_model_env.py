@@ -178,7 +178,6 @@ class VideoWorldModel:
                                      "reads its start state off both (is it a PushT frame?)")
         self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
         self.anchor = frames.copy()
-        self.canvas, self.canvas_age = frames.copy(), 0  # what a keypoint decoder with a `draw_gap` draws over
         self.last_frames = frames.copy()
         codes = self.tokenizer.encode(frames, None, ABSOLUTE)
         self.prefix = [[self.codec.bos_id, *map(int, row)] for row in codes]
@@ -212,20 +211,6 @@ class VideoWorldModel:
         self.history_bins = bins
         self.session = None
         self.steps_since_anchor = keep
-
-    def _canvas(self) -> np.ndarray:
-        """The frames this step's codes are drawn over. A keypoint tokenizer trained to draw gaps up to `draw_gap`
-        draws over one canvas, the start frame, re-based on the latest predicted frame every `draw_gap` steps: a
-        decoded frame becomes a canvas once per `draw_gap` steps rather than at every roll of the context (every
-        `horizon // 2` steps), so drawing errors (a ghost of a moved object, a blurred edge) compound that much
-        less. Other tokenizers draw over the anchor."""
-        gap = int(getattr(self.tokenizer.config, "draw_gap", 0) or 0)
-        if not gap:
-            return self.anchor
-        if self.canvas_age >= gap:
-            self.canvas, self.canvas_age = self.last_frames.copy(), 0
-        self.canvas_age += 1
-        return self.canvas
 
     @property
     def serves_median(self) -> bool:
@@ -275,7 +260,7 @@ class VideoWorldModel:
         # generated tokens -> codes (relational: the T moved by its body-frame displacement; delta: each
         # coordinate moved by its token)
         code_array = self.codec.to_codes(self.history_codes[-1], torch.stack(codes, dim=1).numpy())
-        self.last_frames = self.tokenizer.decode(code_array, self._canvas(), CONDITIONAL)
+        self.last_frames = self.tokenizer.decode(code_array, self.anchor, CONDITIONAL)
         self.last_codes = code_array
         self.history_frames.append(self.last_frames)
         self.history_codes.append(code_array)

@@ -57,17 +57,13 @@ class KeypointTokenizerConfig:
     # half-resolution pixels of heatmap beyond each edge of the frame: an object partly outside the view (the
     # agent against a wall) can be read at its centre, not at the centroid of its visible part (0: old checkpoints)
     border: int = 0
-    # the largest context-to-target gap (frames) the decoder was trained to draw: a world model draws every frame
-    # of a rollout over one canvas frame, re-based on its latest frame every `draw_gap` steps, instead of over its
-    # rolling anchor (0: checkpoints before it, drawn over the anchor; see VideoWorldModel.step)
-    draw_gap: int = 0
     kind: str = "keypoint"
 
     def __post_init__(self) -> None:
         if self.image_size < 16 or self.image_size % 8:
             raise ValueError(f"image_size must be a multiple of 8 and >= 16, got {self.image_size}")
-        if self.keypoints < 1 or self.bins < 2 or self.width < 4 or self.sigma <= 0 or self.border < 0 or self.draw_gap < 0:
-            raise ValueError(f"need keypoints >= 1, bins >= 2, width >= 4, sigma > 0, border >= 0, draw_gap >= 0; got {self}")
+        if self.keypoints < 1 or self.bins < 2 or self.width < 4 or self.sigma <= 0 or self.border < 0:
+            raise ValueError(f"need keypoints >= 1, bins >= 2, width >= 4, sigma > 0, border >= 0; got {self}")
         if self.kind != "keypoint":
             raise ValueError(f"KeypointTokenizerConfig.kind must be 'keypoint', got {self.kind!r}")
 

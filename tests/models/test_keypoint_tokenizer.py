@@ -157,6 +157,17 @@ def test_training_script_on_an_episode_folder(tmp_path):
               "1", "--width", "8", "--keypoints", "3", "--init", str(out)])
 
 
+def test_a_horizon_longer_than_the_held_out_episodes_is_reported_not_measured(tmp_path):
+    """A horizon longer than every held-out episode (3 frames at frame skip 4) trains, and the report says that gap
+    was not measured instead of the script failing after the training."""
+    from training.tokenizer import main
+
+    report = main(["--data", str(FIXTURES / "npz_robot7"), "--out", str(tmp_path / "long"), "--kind", "keypoint",
+                   "--steps", "1", "--width", "8", "--keypoints", "4", "--batch-size", "4", "--horizon", "5",
+                   "--test-fraction", "0.5"])
+    assert report["gap5_pairs"] == 0 and report["gap1_recon_mse"] >= 0
+
+
 def test_freeze_points_trains_the_drawing_only(tmp_path, capsys):
     """`--freeze-points` (with `--init`) sharpens a tokenizer's drawing while every frame keeps its codes, so a world
     model trained on those codes stays valid: the encoder is bit-identical, the decoder moved; without --init: refused."""
