@@ -135,6 +135,15 @@ def _tokenizer_view(sim: str) -> TokenizerView:
     return view
 
 
+def _support(env: Any) -> DataSupport | None:
+    """The data support shipped with a learned simulator's checkpoint (None when it has no support.npz)."""
+    checkpoint = str(getattr(env.unwrapped, "checkpoint", ""))
+    if checkpoint not in _SUPPORTS:
+        path = Path(checkpoint) / SUPPORT_FILE
+        _SUPPORTS[checkpoint] = DataSupport.load(path) if checkpoint and path.is_file() else None
+    return _SUPPORTS[checkpoint]
+
+
 def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 64) -> Any:
     key = (sim, perturb)
     if key not in _SIMULATORS:

@@ -46,7 +46,13 @@ from rlvr_sim.envs.video.world_model_env import VideoWorldModel, checkpoint_scen
 from tqdm import tqdm
 
 from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
-from rlvr_sim.metrics.video import frame_metrics, near_copy_rate, perceptual_metric, repeated_rollouts, repetition_rate
+from rlvr_sim.metrics.video import (
+    frame_metrics,
+    near_copy_rate,
+    perceptual_metric,
+    repeated_rollouts,
+    repetition_rate,
+)
 from rlvr_sim.reporting import write_results
 from rlvr_sim.tasks.video import VideoTask
 

@@ -77,7 +77,6 @@ def test_sampled_section_scores_rlvr_against_base_as_the_paper_decodes(pusht_dat
     """The first best-of-N sample of each model is scored like the paper's Table 3 (temperature 1), RLVR vs base
     paired; a model compared with itself gains exactly 0 on every metric."""
     import numpy as np
-
     from rlvr_sim.evaluations import video_visual
 
     results = video_visual.main(["--data", str(pusht_data), "--base", "pusht_visual_rlvr", "--rlvr",
