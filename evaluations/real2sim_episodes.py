@@ -100,13 +100,25 @@ class TokenizerView:
     start frame for the first `horizon` steps, then the anchor of each roll of the context, `horizon // 2` steps
     apart, as `VideoWorldModel` rolls it). What a simulator with that tokenizer and *perfect* dynamics would show:
     its success rates are the ceiling the tokenizer puts on the learned simulator's (a success the tokenizer cannot
-    draw back, no world model behind it can show)."""
+    draw back, no world model behind it can show). `checkpoint` is a world model (embedded name or folder) or a bare
+    tokenizer folder (`training/tokenizer.py --out`), so a tokenizer is measured before any world model is trained
+    on it; a bare tokenizer rolls as a world model of its training `--horizon` would."""
 
     def __init__(self, checkpoint: str) -> None:
-        from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+        import json
 
-        world = VideoWorldModel(checkpoint or None)
-        self.tokenizer, self.horizon = world.tokenizer, world.horizon
+        from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
+        from rlvr_sim.models.tokenizer_checkpoint import CONFIG_FILE
+
+        config = Path(checkpoint) / CONFIG_FILE if checkpoint else None
+        if config is not None and config.is_file():
+            self.tokenizer = load_frame_tokenizer(checkpoint)
+            self.horizon = int(json.loads(config.read_text()).get("horizon", 8))
+        else:
+            from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+            world = VideoWorldModel(checkpoint or None)
+            self.tokenizer, self.horizon = world.tokenizer, world.horizon
         self.image_size = self.tokenizer.config.image_size
         self.frames: list[np.ndarray] = []
 

@@ -21,6 +21,23 @@ def test_the_view_draws_over_the_anchors_the_env_rolls_to():
     assert all(s.shape == (64, 64, 3) and s.dtype == np.uint8 for s in shown) and len(view.frames) == 3
 
 
+def test_a_bare_tokenizer_folder_is_measured_without_a_world_model():
+    """A tokenizer folder alone (no world model trained on it yet) is a `tokenizer:` simulator too, rolled as a world
+    model of its training horizon would be; it draws exactly what the world model wrapping it draws."""
+    from rlvr_sim.resources import asset_path
+
+    folder = asset_path("pusht_visual_mixed") / "tokenizer"
+    bare, wrapped = TokenizerView(str(folder)), TokenizerView("pusht_visual_mixed")
+    assert bare.horizon == 8 and type(bare.tokenizer) is type(wrapped.tokenizer)
+    frames = np.zeros((2, 64, 64, 3), np.uint8) + 255
+    frames[:, 20:25, 30:35] = (65, 105, 225)
+    frames[1, 20:25, 30:35] = 255
+    frames[1, 40:45, 10:15] = (65, 105, 225)
+    assert all(np.array_equal(bare.show(f), wrapped.show(f)) for f in frames)
+    result = run_episode(EpisodeSpec(f"tokenizer:{folder}", "expert", episode=0, seed=0, horizon=2))
+    assert result["steps"] <= 2
+
+
 def test_a_pose_tokenizer_keeps_the_real_outcome_and_the_episode_replays():
     real = run_episode(EpisodeSpec("real", "expert", episode=0, seed=0, horizon=12))
     spec = EpisodeSpec("tokenizer:pusht_pose_base", "expert", episode=0, seed=0, horizon=12)
