@@ -107,33 +107,34 @@ class TokenizerView:
     def __init__(self, checkpoint: str) -> None:
         import json
 
+        from rlvr_sim.envs.video.world_model_env import checkpoint_tokenizer, resolve_checkpoint
+
+        from rlvr_sim.models.lm import read_meta
         from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
         from rlvr_sim.models.tokenizer_checkpoint import CONFIG_FILE
 
         config = Path(checkpoint) / CONFIG_FILE if checkpoint else None
-        if config is not None and config.is_file():
+        if config is not None and config.is_file():  # a bare tokenizer: rolled at its training horizon
             self.tokenizer = load_frame_tokenizer(checkpoint)
             self.horizon = int(json.loads(config.read_text()).get("horizon", 8))
-        else:
-            from rlvr_sim.envs.video.world_model_env import VideoWorldModel
-
-            world = VideoWorldModel(checkpoint or None)
-            self.tokenizer, self.horizon = world.tokenizer, world.horizon
+        else:  # a world model's tokenizer and horizon (its weights are not needed)
+            directory = resolve_checkpoint(checkpoint or None)
+            settings = read_meta(directory).get("video_settings")
+            if settings is None:
+                raise ValueError(f"tokenizer:{checkpoint}: {directory} is neither a tokenizer folder nor a video world "
+                                 "model (no video_settings in its rlvr_sim.json)")
+            self.tokenizer, self.horizon = checkpoint_tokenizer(directory, settings), int(settings["horizon"])
         self.image_size = self.tokenizer.config.image_size
         self.frames: list[np.ndarray] = []
 
-    def anchor_index(self, step: int) -> int:
-        """The frame the env draws step `step` (1-based) over: 0 until the context first rolls, then every roll's
-        anchor, `horizon // 2` steps apart."""
-        keep = self.horizon // 2
-        return 0 if step <= self.horizon else keep * ((step - self.horizon - 1) // keep + 1)
-
     def show(self, frame: np.ndarray) -> np.ndarray:
         """The next true frame (the first one: the start frame) as the tokenizer draws it back."""
+        from rlvr_sim.envs.video.world_model_env import anchor_index
+
         from rlvr_sim.models.visual_tokenizer import CONDITIONAL
 
         self.frames.append(frame)
-        anchor = self.frames[self.anchor_index(len(self.frames) - 1)][None]
+        anchor = self.frames[anchor_index(len(self.frames) - 1, self.horizon)][None]
         return self.tokenizer.decode(self.tokenizer.encode(frame[None], anchor, CONDITIONAL), anchor, CONDITIONAL)[0]
 
 

@@ -121,6 +121,12 @@ def _ci(values: np.ndarray) -> dict[str, float]:
     return {"mean": float(np.mean(values)), "low": low, "high": high}
 
 
+def rollout_codes(tokenizer: Any, context: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """Codes (N, T + 1, L) of each window's anchor followed by its (N, T) frames, as the repetition rate reads them."""
+    with_context = np.concatenate([context[:, None], frames], 1)
+    return tokenizer.encode(with_context.reshape(-1, *context.shape[1:])).reshape(*with_context.shape[:2], -1)
+
+
 def rollout_section(task: VideoTask, worlds: dict[str, Any], scene: str, n: int, horizons: list[int], seed: int,
                     lpips: Any, bar: tqdm) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Section 1: per-horizon metrics of every row on the first `n` held-out windows, and per-window values."""
@@ -135,8 +141,7 @@ def rollout_section(task: VideoTask, worlds: dict[str, Any], scene: str, n: int,
                                      median=world.serves_median)
         bar.update(1)
     tokenizer = next(iter(worlds.values())).tokenizer if worlds else task.frame_tokenizer
-    gold_codes = tokenizer.encode(np.concatenate([context[:, None], future], 1).reshape(-1, *context.shape[1:]))
-    gold_codes = gold_codes.reshape(n, future.shape[1] + 1, -1)
+    gold_codes = rollout_codes(tokenizer, context, future)
     rows: dict[str, Any] = {}
     per_window: dict[str, np.ndarray] = {}
     for name, pred in frames.items():
@@ -145,8 +150,7 @@ def rollout_section(task: VideoTask, worlds: dict[str, Any], scene: str, n: int,
         metrics.update(object_errors(scene, flat_pred, flat_gold))
         metrics = {k: v.reshape(n, -1) for k, v in metrics.items()}
         with_context = np.concatenate([context[:, None], pred], 1)
-        codes = tokenizer.encode(with_context.reshape(-1, *context.shape[1:])).reshape(n, pred.shape[1] + 1, -1)
-        row: dict[str, Any] = {"repetition_rate": repetition_rate(codes, gold_codes),
+        row: dict[str, Any] = {"repetition_rate": repetition_rate(rollout_codes(tokenizer, context, pred), gold_codes),
                                "near_copy_rate": near_copy_rate(with_context, np.concatenate([context[:, None], future], 1))}
         for h in horizons:
             row[str(h)] = {k: _ci(v[:, h - 1]) for k, v in metrics.items()}
@@ -209,8 +213,7 @@ def sampled_section(task: VideoTask, first: dict[str, np.ndarray], tokenizer: An
     w = task.windows["test"]
     n, horizon = next(iter(first.values())).shape[:2]
     context, future = w.context[:n], w.future[:n]
-    truth = np.concatenate([context[:, None], future], 1)
-    gold_codes = tokenizer.encode(truth.reshape(-1, *context.shape[1:])).reshape(n, horizon + 1, -1)
+    gold_codes = rollout_codes(tokenizer, context, future)
     rows: dict[str, Any] = {}
     per_window: dict[str, dict[str, np.ndarray]] = {}
     for name, pred in first.items():
@@ -219,9 +222,7 @@ def sampled_section(task: VideoTask, first: dict[str, np.ndarray], tokenizer: An
         for metric in PIXEL_METRICS:
             v = flat[metric].reshape(n, horizon)
             values[f"{metric}@1"], values[f"{metric}@1-{horizon}"] = v[:, 0], v.mean(1)
-        with_context = np.concatenate([context[:, None], pred], 1)
-        codes = tokenizer.encode(with_context.reshape(-1, *context.shape[1:])).reshape(n, horizon + 1, -1)
-        values["repetition"] = repeated_rollouts(codes, gold_codes).astype(np.float64)
+        values["repetition"] = repeated_rollouts(rollout_codes(tokenizer, context, pred), gold_codes).astype(np.float64)
         per_window[name] = values
         rows[name] = {key: _ci(v) for key, v in values.items()}
     gains_block = {}

@@ -46,6 +46,21 @@ def resolve_checkpoint(checkpoint: str | Path | None) -> Path:
     return resources.resolve_checkpoint(checkpoint, DEFAULT_CHECKPOINT, what="video world-model checkpoint")
 
 
+def checkpoint_tokenizer(checkpoint: Path, settings: dict[str, Any]) -> Any:
+    """A checkpoint's frame tokenizer: its own `tokenizer/` folder, else the one its `video_settings` name."""
+    from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
+
+    own = checkpoint / TOKENIZER_SUBDIR
+    return load_frame_tokenizer(own if own.is_dir() else settings["tokenizer_dir"])
+
+
+def anchor_index(step: int, horizon: int) -> int:
+    """The frame that step `step` (1-based) of a rollout is drawn over: the start frame (0) until the context first
+    rolls, then each roll's anchor, `horizon // 2` steps apart (`VideoWorldModel._roll`)."""
+    keep = horizon // 2
+    return 0 if step <= horizon else keep * ((step - horizon - 1) // keep + 1)
+
+
 def checkpoint_scene(meta: dict[str, Any], tokenizer: Any) -> str | None:
     """The scene a checkpoint simulates: `video_settings.scene`, else the training task (`task`), else
     "pusht" for a pose-token checkpoint (its five tokens are PushT's poses by design), else None."""
@@ -123,7 +138,6 @@ class VideoWorldModel:
     def __init__(self, checkpoint: str | Path | None = None) -> None:
         from rlvr_sim.models.action_bins import ActionBins
         from rlvr_sim.models.lm import load_model
-        from rlvr_sim.models.pose_tokenizer import load_frame_tokenizer
         from rlvr_sim.tasks.video import VideoCodec
 
         self.checkpoint = resolve_checkpoint(checkpoint)
@@ -137,8 +151,7 @@ class VideoWorldModel:
         settings = meta["video_settings"]
         self.horizon = int(settings["horizon"])
         self.frame_skip = int(settings.get("frame_skip", 1))
-        tokenizer_dir = self.checkpoint / TOKENIZER_SUBDIR
-        self.tokenizer = load_frame_tokenizer(tokenizer_dir if tokenizer_dir.is_dir() else settings["tokenizer_dir"])
+        self.tokenizer = checkpoint_tokenizer(self.checkpoint, settings)
         self.image_size = self.tokenizer.config.image_size
         self.scene = checkpoint_scene(meta, self.tokenizer)
         start_file = self.checkpoint / START_FRAMES_FILE

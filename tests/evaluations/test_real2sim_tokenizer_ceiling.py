@@ -7,14 +7,27 @@ import numpy as np
 import pytest
 
 pytest.importorskip("gym_pusht")
+from rlvr_sim.envs.video.world_model_env import anchor_index  # noqa: E402
 from rlvr_sim.evaluations.real2sim_episodes import EpisodeSpec, TokenizerView, run_episode  # noqa: E402
+
+
+def test_the_env_draws_over_the_frames_anchor_index_names():
+    """`anchor_index` is the env's own schedule: at every step the served world's anchor is the frame it names."""
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+    world = VideoWorldModel("pusht_visual_mixed")
+    world.start(world.start_frames[:1], [0])
+    frames = [world.start_frames[:1]]
+    for step in range(1, 14):
+        frames.append(world.step(np.array([[100.0 + 20 * step, 300.0]]), temperature=0.0, median=True))
+        assert np.array_equal(world.anchor, frames[anchor_index(step, world.horizon)]), f"step {step}"
 
 
 def test_the_view_draws_over_the_anchors_the_env_rolls_to():
     view = TokenizerView("pusht_visual_mixed")
     assert view.horizon == 8
     # steps 1-8 over the start frame, then each roll's anchor: frame 4 for steps 9-12, frame 8 for 13-16, ...
-    assert [view.anchor_index(t) for t in (0, 1, 8, 9, 12, 13, 16, 17)] == [0, 0, 0, 4, 4, 8, 8, 12]
+    assert [anchor_index(t, view.horizon) for t in (0, 1, 8, 9, 12, 13, 16, 17)] == [0, 0, 0, 4, 4, 8, 8, 12]
     frames = np.zeros((3, 64, 64, 3), np.uint8) + 255
     frames[:, 10:15, 10:15] = (65, 105, 225)
     shown = [view.show(f) for f in frames]
