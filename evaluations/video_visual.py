@@ -142,16 +142,17 @@ def rollout_section(task: VideoTask, worlds: dict[str, Any], scene: str, n: int,
         bar.update(1)
     tokenizer = next(iter(worlds.values())).tokenizer if worlds else task.frame_tokenizer
     gold_codes = rollout_codes(tokenizer, context, future)
+    truth, flat_gold = np.concatenate([context[:, None], future], 1), future.reshape(-1, *future.shape[2:])
     rows: dict[str, Any] = {}
     per_window: dict[str, np.ndarray] = {}
     for name, pred in frames.items():
-        flat_pred, flat_gold = pred.reshape(-1, *pred.shape[2:]), future.reshape(-1, *future.shape[2:])
+        flat_pred = pred.reshape(-1, *pred.shape[2:])
         metrics = frame_metrics(flat_pred, flat_gold, lpips)
         metrics.update(object_errors(scene, flat_pred, flat_gold))
         metrics = {k: v.reshape(n, -1) for k, v in metrics.items()}
         with_context = np.concatenate([context[:, None], pred], 1)
         row: dict[str, Any] = {"repetition_rate": repetition_rate(rollout_codes(tokenizer, context, pred), gold_codes),
-                               "near_copy_rate": near_copy_rate(with_context, np.concatenate([context[:, None], future], 1))}
+                               "near_copy_rate": near_copy_rate(with_context, truth)}
         for h in horizons:
             row[str(h)] = {k: _ci(v[:, h - 1]) for k, v in metrics.items()}
             for k, v in metrics.items():
