@@ -21,9 +21,16 @@ the reward *changes* from the start (what the actions did, without the level eac
 absolute error, and termination agreement (same step, within one step, confusion counts). Beside them:
 copy-start (the start frame's reward held: how much of the Pearson the start alone explains), the pixel
 judge on the true frames and the pose tokens of the true frames (what a perfect model of each kind scores).
+A pose read off a frame (the judge's, a visual model's) succeeds above `FRAME_SUCCESS_COVERAGE`, one of
+pose tokens above gym-pusht's 0.95, as the env ends (`rlvr_sim.metrics.pusht_reward`).
+
+`--calibrate` measures that frame threshold instead: on sequences of another seed, for each candidate
+threshold, how often the judge's first success on gym-pusht's true frames falls in gym-pusht's terminating
+decision (or both never end), and the counts of ends each side misses.
 
     python evaluations/video_reward.py                          # writes runs/video_reward/
     python evaluations/video_reward.py --out evaluations/results/video_reward
+    python evaluations/video_reward.py --calibrate --seed 7 --sequences 192 --out evaluations/results/video_reward_calibration
 """
 
 from __future__ import annotations
@@ -38,12 +45,13 @@ from typing import Any
 
 import numpy as np
 
-from rlvr_sim.metrics.pusht_reward import SUCCESS_COVERAGE
+from rlvr_sim.metrics.pusht_reward import FRAME_SUCCESS_COVERAGE, SUCCESS_COVERAGE
 from rlvr_sim.reporting import add_out_argument
 
 SKILLS = ("expert", "good", "mediocre", "poor")
 EPISODE_DECISIONS = 48  # NearGoalTask's horizon
 DEFAULT_CHECKPOINTS = "pusht_pose_base,pusht_pose_rlvr"
+CALIBRATION_THRESHOLDS = (0.95, 0.94, 0.93, 0.92, 0.91, 0.90, 0.88, 0.85)
 
 
 def play_episode(index: int, seed: int, frame_skip: int = 4, size: int = 64) -> dict[str, np.ndarray]:
@@ -175,14 +183,51 @@ def reference_signals(sequences: dict[str, np.ndarray]) -> dict[str, dict[str, n
     count, steps = sequences["actions"].shape[:2]
     states = judge_states(sequences["future"].reshape(-1, *sequences["future"].shape[2:]))
     tokenizer = PoseTokenizer()
-    start_reward, start_success, _ = pose_reward(judge_states(sequences["start"])[:, 2:])
+    start_reward, start_success, _ = pose_reward(judge_states(sequences["start"])[:, 2:], FRAME_SUCCESS_COVERAGE)
     out = {"copy start (judge)": {"reward": np.repeat(start_reward[:, None], steps, 1),
                                   "terminated": np.repeat(start_success[:, None], steps, 1)}}  # fmt: skip
-    for name, poses in (("judge on true frames", states),
-                        ("pose tokens of true frames", tokenizer.codes_to_states(tokenizer.states_to_codes(states)))):
-        reward, success, _ = pose_reward(poses[:, 2:])
+    tokens = tokenizer.codes_to_states(tokenizer.states_to_codes(states))
+    for name, poses, threshold in (("judge on true frames", states, FRAME_SUCCESS_COVERAGE),
+                                   ("pose tokens of true frames", tokens, SUCCESS_COVERAGE)):
+        reward, success, _ = pose_reward(poses[:, 2:], threshold)
         out[name] = {"reward": reward.reshape(count, steps), "terminated": success.reshape(count, steps)}
     return out
+
+
+def calibrate_frame_threshold(sequences: dict[str, np.ndarray],
+                              thresholds: Sequence[float] = CALIBRATION_THRESHOLDS) -> list[dict[str, Any]]:  # fmt: skip
+    """Per threshold, how the pixel judge's ends on gym-pusht's true frames agree with gym-pusht's own."""
+    from rlvr_sim.metrics.pusht_pixels import judge_states
+    from rlvr_sim.metrics.pusht_reward import goal_coverage
+
+    count, steps = sequences["actions"].shape[:2]
+    coverage = goal_coverage(judge_states(sequences["future"].reshape(-1, *sequences["future"].shape[2:]))[:, 2:])
+    coverage = coverage.reshape(count, steps)
+    real_end = _first(sequences["terminated"])
+    rows = []
+    for threshold in thresholds:
+        end = _first(coverage > threshold)
+        both = (real_end >= 0) & (end >= 0)
+        rows.append({"threshold": float(threshold), "same_step": float(np.mean(real_end == end)),
+                     "within_one_step": float(np.mean((real_end == end) | (both & (np.abs(real_end - end) <= 1)))),
+                     "both_terminate": int(both.sum()), "only_gym_pusht": int(((real_end >= 0) & (end < 0)).sum()),
+                     "only_judge": int(((real_end < 0) & (end >= 0)).sum())})  # fmt: skip
+    return rows
+
+
+def calibration_markdown(rows: list[dict[str, Any]], settings: dict[str, Any]) -> str:
+    best = max(rows, key=lambda row: (row["same_step"], row["within_one_step"]))
+    lines = [f"Pixel-judge success threshold on gym-pusht's true 64x64 frames: {settings['sequences']} sequences of "
+             f"{settings['steps']} model steps, seed {settings['seed']}; gym-pusht terminates in "
+             f"{rows[0]['both_terminate'] + rows[0]['only_gym_pusht']} of them. Shipped: "
+             f"`FRAME_SUCCESS_COVERAGE` = {FRAME_SUCCESS_COVERAGE}; best here: {best['threshold']}.", "",
+             "| judged coverage above | same end (step, or none) | within 1 step | ends: both / only gym-pusht / only judge |",
+             "|---:|---:|---:|---|"]  # fmt: skip
+    for row in rows:
+        lines.append(f"| {row['threshold']:.2f} | {row['same_step']:.3f} | {row['within_one_step']:.3f} | "
+                     f"{row['both_terminate']} / {row['only_gym_pusht']} / {row['only_judge']} |")
+    lines += ["", f"Command: `{settings['command']}` ({settings['seconds']:.0f} s)", ""]
+    return "\n".join(lines)
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -219,12 +264,25 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--steps", type=int, default=16, help="model steps per sequence")
     parser.add_argument("--seed", type=int, default=2024, help="episodes, windows and the env's sample seeds")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="measure the pixel judge's success threshold on true frames instead (use another --seed)")
     add_out_argument(parser, help="output folder (default: runs/video_reward)", default="runs/video_reward")
     args = parser.parse_args(argv)
     if args.sequences < 2:
         raise SystemExit("--sequences must be at least 2 (a correlation needs several)")
     start = time.perf_counter()
     sequences = held_out_sequences(args.sequences, args.steps, args.seed, not args.quiet)
+    command = " ".join(["python evaluations/video_reward.py", *(sys.argv[1:] if argv is None else argv)])
+    out = Path(args.out)
+    if args.calibrate:
+        calibration = calibrate_frame_threshold(sequences)
+        settings = {"sequences": args.sequences, "steps": args.steps, "seed": args.seed, "command": command,
+                    "seconds": time.perf_counter() - start}  # fmt: skip
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "calibration.json").write_text(json.dumps({"settings": settings, "rows": calibration}, indent=2) + "\n")
+        (out / "calibration.md").write_text(calibration_markdown(calibration, settings))
+        print(calibration_markdown(calibration, settings))
+        return {"settings": settings, "rows": calibration}
     references = reference_signals(sequences)
     start_reward = references["copy start (judge)"]["reward"][:, 0]
     rows = {}
@@ -233,7 +291,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                                                                                not args.quiet), start_reward)
     for name, signal in references.items():
         rows[name] = compare(sequences, signal, start_reward)
-    command = " ".join(["python evaluations/video_reward.py", *(sys.argv[1:] if argv is None else argv)])
     report = {
         "settings": {"sequences": args.sequences, "steps": args.steps, "seed": args.seed, "skills": list(SKILLS),
                      "command": command,
@@ -242,7 +299,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                       "reward_mean": float(sequences["reward"].mean()), "reward_std": float(sequences["reward"].std())},
         "rows": rows,
     }  # fmt: skip
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "video_reward.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "video_reward.md").write_text(markdown(report))

@@ -31,3 +31,18 @@ def test_tiny_run_writes_json_and_markdown(tmp_path):
     assert 0.0 <= learned["mean_abs_error"]["value"] < 0.5
     assert saved["rows"]["judge on true frames"]["pearson_all_steps"]["value"] > 0.9
     assert "| learned env: pusht_pose_base |" in (tmp_path / "video_reward.md").read_text()
+
+
+def test_calibration_counts_ends_at_each_threshold(tmp_path):
+    """--calibrate: a lower threshold can only add judged ends (both / only-judge up, only-gym-pusht down),
+    and the counts add up to the sequences."""
+    result = main(["--calibrate", "--sequences", "6", "--steps", "8", "--seed", "7", "--quiet", "--out", str(tmp_path)])
+    rows = result["rows"]
+    assert [row["threshold"] for row in rows] == sorted((row["threshold"] for row in rows), reverse=True)
+    for high, low in zip(rows, rows[1:]):
+        assert low["both_terminate"] >= high["both_terminate"] and low["only_judge"] >= high["only_judge"]
+        assert low["only_gym_pusht"] <= high["only_gym_pusht"]
+    for row in rows:
+        assert row["both_terminate"] + row["only_gym_pusht"] + row["only_judge"] <= 6
+        assert 0.0 <= row["same_step"] <= row["within_one_step"] <= 1.0
+    assert "FRAME_SUCCESS_COVERAGE" in (tmp_path / "calibration.md").read_text()

@@ -5,6 +5,7 @@ import pytest
 
 from rlvr_sim.metrics.pusht_pixels import GOAL_POSE
 from rlvr_sim.metrics.pusht_reward import (
+    SUCCESS_COVERAGE,
     coverage_reward,
     frame_reward,
     goal_coverage,
@@ -70,3 +71,22 @@ def test_frame_reward_reads_the_block_off_drawn_frames():
     reward, success, coverage = frame_reward(frames)
     assert reward[0] > 0.85 and coverage[1] == 0.0 and coverage[2] == 0.0
     assert not success[1:].any()
+
+
+def test_frame_reward_succeeds_above_the_frame_threshold():
+    """A pose read off a frame succeeds above FRAME_SUCCESS_COVERAGE (the judge reads a few units off, which
+    lowers coverage); the reward keeps gym-pusht's formula; `threshold` restores gym-pusht's 0.95."""
+    from rlvr_sim.metrics.pusht_reward import FRAME_SUCCESS_COVERAGE
+    from rlvr_sim.models.pose_tokenizer import PoseTokenizer
+
+    assert SUCCESS_COVERAGE - 0.05 < FRAME_SUCCESS_COVERAGE < SUCCESS_COVERAGE
+    offsets = np.linspace(-12.0, 12.0, 25)
+    states = np.array([[60.0, 60.0, GOAL_POSE[0] + dx, GOAL_POSE[1], GOAL_POSE[2]] for dx in offsets])
+    frames = PoseTokenizer().render(states)
+    reward, success, coverage = frame_reward(frames)
+    np.testing.assert_array_equal(success, coverage > FRAME_SUCCESS_COVERAGE)
+    np.testing.assert_allclose(reward, np.clip(coverage / SUCCESS_COVERAGE, 0, 1))
+    assert success.any() and not success.all()  # near the goal it ends, 12 units off it does not
+    _, strict, _ = frame_reward(frames, threshold=SUCCESS_COVERAGE)
+    np.testing.assert_array_equal(strict, coverage > SUCCESS_COVERAGE)
+    assert strict.sum() < success.sum()
