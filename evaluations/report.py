@@ -62,11 +62,13 @@ def textgame_headline(data: dict) -> list[str]:
     Copying the current state is right exactly on the unchanged transitions, so its row is the file's own counts.
     """
     name, block = next(iter(data["datasets"].items()))
-    rows = block["rows"]
+    rows = dict(block["rows"])
     n, n_unchanged = block["n"], next(iter(rows.values()))["n_unchanged"]
     lines = [f"| Text game (`evaluations/textgame.py`): {name}, {n} | Unchanged % | Changed % | Overall % [95% CI] |",
              "|---|---:|---:|---:|"]
-    table = [("copy the current state (trivial)", 100.0, 0.0, n_unchanged)]
+    baseline = rows.pop("no change (copy the state)", None)  # the evaluation's own row where the file has one
+    table = [("copy the current state (trivial)", 100.0, 0.0, n_unchanged) if baseline is None else
+             ("copy the current state (trivial)", baseline["unchanged"], baseline["changed"], round(baseline["overall"] * n / 100))]
     table += [(model, row["unchanged"], row["changed"], round(row["overall"] * n / 100)) for model, row in rows.items()]
     for model, unchanged, changed, correct in table:
         flags = np.array([100.0] * correct + [0.0] * (n - correct))

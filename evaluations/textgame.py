@@ -6,6 +6,8 @@ transitions plus mean binary and task-specific rewards, for any checkpoint on an
     python evaluations/textgame.py --checkpoint qwen=/path/to/hf_model --data rw=test_state_difference.parquet \
         --prompt-format source --max-new-tokens 4096      # an HF model on RLVR-World rows with their own prompts
 
+Every data set also gets the trivial row "no change (copy the state)": an empty diff for every transition,
+scored the same way (right exactly where nothing changes).
 Writes <out>.json and <out>.md (default runs/eval/textgame.{json,md}; the committed table: --out evaluations/results/textgame). Predictions are greedy.
 Accuracy uses the correct (default) semantics; the compat="rlvr-world" exact match is reported beside it.
 With --pass-at K each row also gets pass@K: the share of transitions (Unchanged / Changed / Overall) that at
@@ -37,6 +39,7 @@ EMBEDDED = {
     "RLVR (binary)": "textgame_rlvr_binary",
     "RLVR (task-specific)": "textgame_rlvr_task_specific",
 }
+NO_CHANGE = "no change (copy the state)"  # the trivial baseline row every data set gets
 DEFAULT_DATA_DIR = Path("data/textgame")
 DEFAULT_DATASETS = {"test (held-out states)": "test.jsonl", "held-out game": "heldout_games.jsonl"}
 
@@ -63,6 +66,17 @@ def evaluate_predictions(transitions: list[TextGameTransition], responses: list[
         per_game_overall={g: round(100.0 * sum(v) / len(v), 2) for g, v in sorted(per_game.items())},
     )
     return report
+
+
+def no_change_row(data_path: str, limit: int | None = None) -> dict[str, Any]:
+    """The trivial baseline on one data file: every transition answered "nothing changes" (an empty diff),
+    scored by the same verifiable reward as the models."""
+    from rlvr_sim.metrics.textgame import make_diff
+    from rlvr_sim.tasks.textgame import ANSWER_MARKER, compact_json
+
+    transitions = load_transitions(data_path)[:limit]
+    responses = [f"{ANSWER_MARKER} {compact_json(make_diff(t.current_state, t.current_state))}" for t in transitions]
+    return {**evaluate_predictions(transitions, responses), "checkpoint": None, "prompts_too_long": 0, "seconds": 0.0}
 
 
 def predict_responses(checkpoint: Any, transitions: list[TextGameTransition], batch_size: int = 32,
@@ -149,7 +163,8 @@ def run(checkpoints: dict[str, str], datasets: dict[str, str], out: Path, batch_
         rows = {pair: evaluate_checkpoint(*args[pair]) for pair in pairs}
     results: dict[str, Any] = {"command": command, "python": platform.python_version(), "datasets": {}}
     for data_name, data_path in datasets.items():
-        block_rows = {model: rows[(data_name, model)] for model in checkpoints}
+        block_rows = {NO_CHANGE: no_change_row(data_path, limit)}
+        block_rows.update({model: rows[(data_name, model)] for model in checkpoints})
         for model, row in block_rows.items():
             print(f"{data_name} | {model}: overall {row['overall']} (unchanged {row['unchanged']}, "
                   f"changed {row['changed']}), {row['seconds']} s", file=sys.stderr)

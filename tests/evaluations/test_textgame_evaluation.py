@@ -9,6 +9,7 @@ from rlvr_sim.evaluations.textgame import evaluate_predictions, main, pass_at_k,
 from transformers import PreTrainedTokenizerFast
 
 from rlvr_sim.data.bytesized32 import load_transitions
+from rlvr_sim.metrics.textgame import make_diff
 from rlvr_sim.models.lm import build_model, save_checkpoint
 from rlvr_sim.tasks.textgame import EMBEDDED_TOKENIZER, encode_answer_text
 
@@ -77,3 +78,22 @@ def test_script_pass_at_adds_a_sampled_table(setup):
     row = json.loads(out.with_suffix(".json").read_text())["datasets"]["test"]["rows"]["random"]
     assert row["pass_at_k"]["k"] == 2 and row["pass_at_k"]["n"] == 3
     assert "pass@2" in out.with_suffix(".md").read_text()
+
+
+def test_every_data_set_gets_the_no_change_row(setup):
+    """The trivial baseline is scored by the same reward: right exactly where nothing changes, objects and score
+    record both (an "Unchanged" transition of Table 1 can still end the game: its score record changes)."""
+    from rlvr_sim.evaluations.textgame import NO_CHANGE
+
+    out = setup / "results" / "tg_baseline"
+    assert main(["--checkpoint", f"random={setup / 'ckpt'}", "--data", f"test={setup / 'data' / 'test.jsonl'}",
+                 "--out", str(out), "--limit", "12", "--max-new-tokens", "8"]) == 0
+    rows = json.loads(out.with_suffix(".json").read_text())["datasets"]["test"]["rows"]
+    assert list(rows) == [NO_CHANGE, "random"]
+    baseline = rows[NO_CHANGE]
+    assert 0 < baseline["n_unchanged"] < baseline["n"] == 12  # the fixture holds both kinds
+    transitions = load_transitions(setup / "data" / "test.jsonl")[:12]
+    still = sum(make_diff(t.current_state, t.gold_state) == {"modified": [], "removed": [], "score": {}} for t in transitions)
+    assert baseline["changed"] == 0.0 and baseline["overall"] == round(100 * still / 12, 2)
+    assert baseline["unchanged"] == round(100 * still / baseline["n_unchanged"], 2)
+    assert f"| {NO_CHANGE} |" in out.with_suffix(".md").read_text()
