@@ -48,6 +48,7 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("pusht_planning_50/pusht_planning.md", "Planning in PushT: goal 50 env steps ahead", "evaluations/pusht_planning.py --offsets 50 (the exact command heads the table)"),
     ("real2sim_visual/real2sim.md", "Real2Sim on PushT with the visual world model", "evaluations/real2sim.py --rollout --sims real,learned:pusht_pose_base,learned:pusht_visual_base,learned:pusht_visual_mixed --out evaluations/results/real2sim_visual"),
     ("video_reward/video_reward.md", "The learned PushT env's reward and termination against gym-pusht's, along the same actions", "evaluations/video_reward.py --checkpoints pusht_pose_base,pusht_pose_rlvr,pusht_visual_mixed,pusht_visual_object --out evaluations/results/video_reward --quiet"),
+    ("video_reward_calibration/calibration.md", "The pixel judge's success threshold, calibrated on gym-pusht's true frames", "evaluations/video_reward.py --calibrate --seed 7 --sequences 192 --out evaluations/results/video_reward_calibration"),
     ("real2sim_tokenizer_ceiling/real2sim.md", "Real2Sim: the ceiling each tokenizer puts on a learned simulator (gym-pusht's dynamics, every frame as the tokenizer draws it back)", "evaluations/real2sim.py --rollout --sims real,tokenizer:pusht_visual_mixed,tokenizer:pusht_pose_base,tokenizer:assets/pusht_visual/tokenizer_k16 --episodes 20 --seed 0 --no-ray --quiet --resume --out evaluations/results/real2sim_tokenizer_ceiling"),
 ]
 
