@@ -158,7 +158,7 @@ def _support(env: Any) -> DataSupport | None:
 
 
 def _simulator(sim: str, perturb: tuple[tuple[str, Any], ...] = (), size: int = 64) -> Any:
-    key = (sim, perturb)
+    key = (sim, perturb, size)
     if key not in _SIMULATORS:
         import gymnasium as gym
 
@@ -192,12 +192,8 @@ def _start_frame(env: Any, state: np.ndarray, spec: EpisodeSpec, world_seed: int
         state = np.concatenate([real_info["pos_agent"], real_info["block_pose"]]).astype(np.float64)
     if not spec.sim.startswith("learned:"):
         return env.reset(seed=world_seed, options={"reset_to_state": state})
-    real_frame, _ = _simulator("real").reset(options={"reset_to_state": state})
-    size = int(env.observation_space.shape[0])
-    if real_frame.shape[0] != size:
-        import cv2
-
-        real_frame = cv2.resize(real_frame, (size, size), interpolation=cv2.INTER_AREA)
+    # gym-pusht's frame of the state at the model's size, made as its training frames were (envs/worlds.py)
+    real_frame, _ = _simulator("real", size=int(env.observation_space.shape[0])).reset(options={"reset_to_state": state})
     return env.reset(seed=world_seed, options={"frame": real_frame})
 
 

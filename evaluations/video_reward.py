@@ -57,11 +57,10 @@ CALIBRATION_THRESHOLDS = (0.95, 0.94, 0.93, 0.92, 0.91, 0.90, 0.88, 0.85)
 def play_episode(index: int, seed: int, frame_skip: int = 4, size: int = 64) -> dict[str, np.ndarray]:
     """One held-out gym-pusht episode: frames (D + 1, S, S, 3), actions (D, 2), and per decision gym-pusht's
     reward and coverage at its last env step and whether any of its env steps succeeded (terminated)."""
-    import gym_pusht  # noqa: F401  (registers gym_pusht/PushT-v0)
-    import gymnasium as gym
+    from rlvr_sim.envs.worlds import make_ground_truth
     from rlvr_sim.policies.pusht import NearGoalTask, PushTPolicy
 
-    env = gym.make("gym_pusht/PushT-v0", obs_type="pixels", observation_width=size, observation_height=size).unwrapped
+    env = make_ground_truth(size, size)  # frames as the models' training frames are made
     start = NearGoalTask().sample_start(np.random.default_rng([seed, index]))
     frame, info = env.reset(seed=int(seed * 100_003 + index), options={"reset_to_state": start})
     policy = PushTPolicy(SKILLS[index % len(SKILLS)], seed=int(seed * 100_003 + index))

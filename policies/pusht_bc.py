@@ -101,12 +101,11 @@ def _to_model_size(frame: np.ndarray) -> np.ndarray:
 def collect_demonstrations(episodes: int, seed: int = 0, noise_px: float = 10.0) -> dict[str, np.ndarray]:
     """Expert (frame-only) rollouts on `NearGoalTask` starts in gym-pusht, with DART noise on the executed
     actions; every episode stops at the task's success (true state) or its horizon."""
-    import gym_pusht  # noqa: F401  (registers gym_pusht/PushT-v0)
-    import gymnasium as gym
+    from rlvr_sim.envs.worlds import make_ground_truth
     from rlvr_sim.policies.pusht import NearGoalTask, PixelPushTPolicy
 
     task = NearGoalTask()
-    env = gym.make("gym_pusht/PushT-v0", obs_type="pixels", observation_width=IMAGE_SIZE, observation_height=IMAGE_SIZE)
+    env = make_ground_truth(IMAGE_SIZE, IMAGE_SIZE)  # the frames every simulator shows (envs/worlds.py)
     frames, previous, actions = [], [], []
     try:
         for episode in range(episodes):

@@ -333,7 +333,9 @@ class VideoWorldModelEnv(LMWorldModelEnv):
     `task`, e.g. a robot-arm world the PushT judge cannot read) returns 0.0 and reports neither.
     ## Starting State
     A frame of the embedded data set (drawn with the env's seeded generator), or
-    `reset(options={"frame": uint8 (64, 64, 3)})`. A pose-token model must be able to read the frame: one
+    `reset(options={"frame": uint8 (64, 64, 3)})`; a square RGB uint8 frame of another size (gym-pusht's own
+    96x96, a camera's 480x480) is resized first the way the training frames were (`resize_frames`: area
+    averaging when shrinking), and the observation returned by `reset` is that resized frame. A pose-token model must be able to read the frame: one
     without a visible agent or T (all black, all white) raises `ValueError` naming what is missing; a
     visual model accepts any frame of its size.
     ## Episode End
@@ -439,9 +441,17 @@ class VideoWorldModelEnv(LMWorldModelEnv):
 
 
 def _start_frame(world: VideoWorldModel, rng: np.random.Generator, frame: Any) -> tuple[np.ndarray, int]:
-    """The caller's frame (validated) or a seeded draw from the checkpoint's start frames."""
+    """The caller's frame (validated; a square RGB uint8 frame of another size is resized as the training frames
+    were, by `resize_frames`) or a seeded draw from the checkpoint's start frames."""
     if frame is not None:
-        return world.check_frames(np.asarray(frame)[None], 1)[0], -1
+        frame = np.asarray(frame)
+        size = world.image_size
+        if frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3 and frame.shape[0] == frame.shape[1] > 0 \
+                and frame.shape[0] != size:
+            from rlvr_sim.data.episodes import resize_frames
+
+            frame = resize_frames(frame[None], size)[0]
+        return world.check_frames(frame[None], 1)[0], -1
     if world.start_frames is None or not len(world.start_frames):
         raise ValueError(f"{world.checkpoint} ships no start frames: pass reset(options={{'frame': ...}})")
     index = int(rng.integers(len(world.start_frames)))

@@ -13,6 +13,7 @@ from rlvr_sim.envs.video.world_model_env import (
 )
 
 import rlvr_sim  # noqa: F401  (registers the ids)
+from rlvr_sim.data.episodes import resize_frames
 from rlvr_sim.models.action_bins import ActionBins
 from rlvr_sim.models.lm import build_model, save_checkpoint
 from rlvr_sim.models.visual_tokenizer import FrameTokenizer, TokenizerConfig
@@ -168,8 +169,15 @@ def test_reset_from_given_frame_and_bad_inputs(checkpoint):
     frame = np.full((64, 64, 3), 200, np.uint8)
     obs, info = env.reset(seed=0, options={"frame": frame})
     assert np.array_equal(obs, frame) and info["start_index"] == -1
-    with pytest.raises(ValueError, match="shape"):
-        env.reset(options={"frame": np.zeros((96, 96, 3), np.uint8)})
+    # a square RGB frame of another size (gym-pusht's own 96x96) is resized as training frames were
+    big = np.full((96, 96, 3), 200, np.uint8)
+    big[:48] = 30
+    obs, _ = env.reset(seed=0, options={"frame": big})
+    assert np.array_equal(obs, resize_frames(big[None], 64)[0])
+    for bad in (np.zeros((96, 80, 3), np.uint8), np.zeros((64, 64, 4), np.uint8), np.zeros((64, 64, 3), np.float32),
+                np.zeros((96, 96, 3), np.float64)):
+        with pytest.raises(ValueError, match="shape"):
+            env.reset(options={"frame": bad})
     env.reset(seed=0)
     with pytest.raises(ValueError, match="shape"):
         env.step(np.zeros(3, np.float32))

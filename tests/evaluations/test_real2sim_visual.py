@@ -4,6 +4,7 @@ measured (issue 26: Real2Sim with the visual PushT model on the same 7 policies 
 
 import json
 
+import numpy as np
 import pytest
 
 pytest.importorskip("gym_pusht")
@@ -33,3 +34,14 @@ def test_rollout_cli_ranks_a_visual_checkpoint(tmp_path):
     written = json.loads((out / "real2sim.json").read_text())
     assert written["metrics"] == json.loads(json.dumps(report["metrics"]))
     assert "ships no `support.npz`" in (out / "real2sim.md").read_text()
+
+
+def test_start_frame_figure_shows_both_starts():
+    """`evaluations/real2sim_start_frames.py` (the picture in docs/real2sim.md): the same policy in the same learned
+    simulator from gym-pusht's direct 64x64 picture (top) and from the data-made frame (bottom)."""
+    from rlvr_sim.evaluations.real2sim_start_frames import strips
+
+    image = strips("pusht_visual_mixed", steps=2, every=1, scale=1)
+    assert image.shape == (2 * 66, 3 * 66, 3) and image.dtype.name == "uint8"
+    top, bottom = image[1:65, 1:65].astype(int), image[67:131, 1:65].astype(int)
+    assert (np.abs(top - bottom).max(-1) > 30).sum() > 100  # two different start pictures of one state
