@@ -12,8 +12,8 @@ polygons are `pusht_pixels.TEE_POLYGONS` rotated by the angle and moved to (x, y
 `local_to_world` places them). A pose with a NaN (the T not visible) covers nothing.
 
 Read off a 64x64 frame, the pose is a few world units off (the pixel judge), and any error lowers the
-coverage: on gym-pusht's own frames, at 0.95 the judge ends only 12 of the 26 held-out sequences gym-pusht
-ends (`evaluations/results/video_reward`). So a pose *read off a frame* succeeds above
+coverage: on gym-pusht's own frames, at 0.95 the judge ends only 9 of the 45 calibration sequences gym-pusht
+ends (`evaluations/results/video_reward_calibration`). So a pose *read off a frame* succeeds above
 `FRAME_SUCCESS_COVERAGE` (0.93), calibrated on separate sequences (`python evaluations/video_reward.py
 --calibrate --seed 7 --sequences 192`: the threshold whose judged ends on gym-pusht's true frames fall in
 gym-pusht's decision most often); the reward keeps gym-pusht's formula. Pose tokens keep 0.95 (their bins
