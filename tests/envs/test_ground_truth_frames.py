@@ -28,7 +28,7 @@ def test_ground_truth_frames_are_the_data_frames_resized():
     frame, info = env.reset(options={"reset_to_state": STATE})
     assert env.observation_space.shape == (64, 64, 3) and env.observation_space.contains(frame)
     np.testing.assert_array_equal(frame, resize_frames(_native(STATE)[None], 64)[0])
-    frame, *_ , info = env.step(np.array([300.0, 300.0]))
+    frame, *_, info = env.step(np.array([300.0, 300.0]))
     assert frame.shape == (64, 64, 3) and "block_pose" in info  # the true state stays in info
     env.close()
 
@@ -51,7 +51,7 @@ def test_native_size_is_gym_pusht_itself_and_non_square_is_refused():
         make_ground_truth(64, 48)
 
 
-def test_real2sim_starts_a_learned_sim_on_that_frame(monkeypatch):
+def test_real2sim_starts_a_learned_sim_on_that_frame():
     """The one start frame a learned simulator gets from gym-pusht in Real2Sim is the data-made frame."""
     from rlvr_sim.evaluations import real2sim_episodes as episodes
 
