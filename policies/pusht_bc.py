@@ -90,12 +90,9 @@ class BCPolicy:
 
 
 def _to_model_size(frame: np.ndarray) -> np.ndarray:
-    frame = np.asarray(frame, dtype=np.uint8)
-    if frame.shape[:2] != (IMAGE_SIZE, IMAGE_SIZE):
-        import cv2
+    from rlvr_sim.data.episodes import resize_frames  # the pipeline's one resize
 
-        frame = cv2.resize(frame, (IMAGE_SIZE, IMAGE_SIZE), interpolation=cv2.INTER_AREA)
-    return frame
+    return resize_frames(np.asarray(frame, dtype=np.uint8)[None], IMAGE_SIZE)[0]
 
 
 def collect_demonstrations(episodes: int, seed: int = 0, noise_px: float = 10.0) -> dict[str, np.ndarray]:

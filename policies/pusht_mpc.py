@@ -264,9 +264,9 @@ class LearnedPushTModel:
         frame = np.asarray(start.frame)
         size = self.world.image_size
         if frame.ndim == 3 and frame.shape[:2] != (size, size) and frame.dtype == np.uint8:
-            import cv2
+            from rlvr_sim.data.episodes import resize_frames  # the pipeline's one resize
 
-            frame = cv2.resize(frame, (size, size), interpolation=cv2.INTER_AREA)
+            frame = resize_frames(frame[None], size)[0]
         return self.world.check_frames(frame[None], 1)[0]
 
     def rollout(self, start: PlanStart, actions: np.ndarray) -> np.ndarray:
