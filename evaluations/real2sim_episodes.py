@@ -20,6 +20,9 @@ import numpy as np
 from rlvr_sim.metrics.support import SUPPORT_FILE, DataSupport
 
 MUJOCO_ID = "RLVRSim/PushT-MuJoCo-v0"
+# 2 (2026-12-07): a judged success needs the T pixels to show a T (`pusht_pixels.is_tee`); episodes logged by
+# version 1 (no such check) are not reused by --resume
+JUDGE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
     from rlvr_sim.envs.worlds import model_frame_skip, repeat_step
     from rlvr_sim.policies.pusht import NearGoalTask
 
-    from rlvr_sim.metrics.pusht_pixels import estimate_state
+    from rlvr_sim.metrics.pusht_pixels import estimate_state, is_tee
 
     torch.set_num_threads(1)
     task = NearGoalTask(**{"horizon": spec.horizon, **dict(spec.task_overrides)})
@@ -231,7 +234,7 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
         estimate = estimate_state(frame)
         if support is not None:
             support_distance.append(support.state_distance(estimate))
-        judged = task.success(estimate["block_pose"])
+        judged = task.success(estimate["block_pose"]) and is_tee(estimate["block_fit"], frame.shape[0])
         if "uncertainty" in info:
             uncertainty.append(float(np.mean(info["uncertainty"])))
         if "block_pose" in info:  # a physics sim: check the judge against the true state

@@ -12,11 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rlvr_sim.evaluations.real2sim_episodes import EpisodeSpec, run_episode
+from rlvr_sim.evaluations.real2sim_episodes import JUDGE_VERSION, EpisodeSpec, run_episode
 
 
 def _spec_key(spec: EpisodeSpec) -> str:
-    return json.dumps([spec.sim_name, spec.policy, spec.episode, spec.seed, spec.horizon, list(spec.task_overrides)])
+    """What decides an episode's outcome, and the judge's version (episodes judged by an older one are re-run)."""
+    return json.dumps([spec.sim_name, spec.policy, spec.episode, spec.seed, spec.horizon, list(spec.task_overrides),
+                       JUDGE_VERSION])
 
 
 def run_episodes(

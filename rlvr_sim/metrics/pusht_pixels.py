@@ -16,6 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 WORLD_SIZE = 512.0
+# A frame's T pixels show a T when their best IoU with a T (`block_fit`) is at least min(1 - MIN_BLOCK_FIT_PIXELS / size,
+# MIN_BLOCK_FIT_CAP): at or below the 0.5th percentile of held-out data frames at 48, 64 and 96 px (0.585, 0.69, 0.78;
+# the pixels along the T's edges lower the fit at low resolution), and under the fit of gym-pusht's own pictures at
+# any size (0.80-0.85 at worst from 64 to 224 px: the fit levels off near 0.87); a smeared or doubled T in a learned
+# simulator's frame scores 0.3-0.6 at 64 px (docs/real2sim.md, "A smear is not a T"; `python evaluations/judge_fit.py`).
+MIN_BLOCK_FIT_PIXELS, MIN_BLOCK_FIT_CAP = 21.0, 0.75
 GOAL_POSE = np.array([256.0, 256.0, np.pi / 4])  # gym-pusht's fixed goal (x, y, angle)
 # The T in its body frame (gym-pusht add_tee, scale 30, length 4): the bar and the stem.
 TEE_POLYGONS = (
@@ -86,53 +92,76 @@ def _centroid(mask: np.ndarray) -> np.ndarray | None:
     return np.array([(cols.mean() + 0.5) * WORLD_SIZE / width, (rows.mean() + 0.5) * WORLD_SIZE / height])
 
 
-def estimate_block_pose(labels: np.ndarray, coarse_steps: int = 72, fine_steps: int = 21) -> np.ndarray | None:
+def _block_points(labels: np.ndarray) -> np.ndarray:
+    """World positions (N, 2) of the pixel centres labelled T."""
+    rows, cols = np.nonzero(labels == LABELS["block"])
+    height, width = labels.shape
+    return np.stack([(cols + 0.5) * WORLD_SIZE / width, (rows + 0.5) * WORLD_SIZE / height], axis=1)
+
+
+def _tee_iou(points: np.ndarray, centroid: np.ndarray, angles: np.ndarray, tee_pixels: float) -> np.ndarray:
+    """IoU of T pixels with the T of each angle whose area centroid sits on `centroid` (pixel centres counted in
+    the T's body frame; the T's own area is analytic, `tee_pixels`)."""
+    cos, sin = np.cos(angles)[:, None], np.sin(angles)[:, None]
+    rel = points - centroid  # body frame = rotate by -angle, then shift by the area centroid
+    x = cos * rel[None, :, 0] + sin * rel[None, :, 1] + TEE_AREA_CENTROID[0]
+    y = -sin * rel[None, :, 0] + cos * rel[None, :, 1] + TEE_AREA_CENTROID[1]
+    bar = (np.abs(x) <= 60.0) & (y >= 0.0) & (y <= 30.0)
+    stem = (np.abs(x) <= 15.0) & (y > 30.0) & (y <= 120.0)
+    inside = (bar | stem).sum(axis=1)
+    return inside / (tee_pixels + len(points) - inside)
+
+
+def estimate_block_pose(labels: np.ndarray, coarse_steps: int = 72, fine_steps: int = 21,
+                        with_fit: bool = False) -> np.ndarray | None | tuple[np.ndarray | None, float]:  # fmt: skip
     """(x, y, angle) of the T from a label image, or None when fewer than 4 T pixels show.
 
     The T is placed so that its area centroid sits on the T pixels' centroid; the angle is the one whose
     T covers them best (IoU of pixel centres, counted in the T's body frame, all candidate angles at
     once): a coarse search over `coarse_steps` angles, then `fine_steps` angles across the best coarse
     cell. The T's own area is analytic (6300 world units^2), so no mask is rasterised.
+    `with_fit`: also return that best IoU (`block_fit`; 0.0 without a T): how much the T pixels look like a T.
     """
-    block = labels == LABELS["block"]
-    rows, cols = np.nonzero(block)
-    if len(rows) < 4:
-        return None
+    points = _block_points(labels)
+    if len(points) < 4:
+        return (None, 0.0) if with_fit else None
     height, width = labels.shape
-    points = np.stack([(cols + 0.5) * WORLD_SIZE / width, (rows + 0.5) * WORLD_SIZE / height], axis=1)
     centroid = points.mean(axis=0)
     tee_pixels = 6300.0 * width * height / WORLD_SIZE**2
-
-    def best_of(angles: np.ndarray) -> float:
-        cos, sin = np.cos(angles)[:, None], np.sin(angles)[:, None]
-        rel = points - centroid  # body frame = rotate by -angle, then shift by the area centroid
-        x = cos * rel[None, :, 0] + sin * rel[None, :, 1] + TEE_AREA_CENTROID[0]
-        y = -sin * rel[None, :, 0] + cos * rel[None, :, 1] + TEE_AREA_CENTROID[1]
-        bar = (np.abs(x) <= 60.0) & (y >= 0.0) & (y <= 30.0)
-        stem = (np.abs(x) <= 15.0) & (y > 30.0) & (y <= 120.0)
-        inside = (bar | stem).sum(axis=1)
-        iou = inside / (tee_pixels + len(points) - inside)
-        return float(angles[int(np.argmax(iou))])
-
     step = 2 * np.pi / coarse_steps
-    coarse = best_of(np.arange(coarse_steps) * step - np.pi)
-    angle = _wrap(best_of(coarse + np.linspace(-step, step, fine_steps)))
+    coarse = np.arange(coarse_steps) * step - np.pi
+    best = float(coarse[int(np.argmax(_tee_iou(points, centroid, coarse, tee_pixels)))])
+    fine = best + np.linspace(-step, step, fine_steps)
+    ious = _tee_iou(points, centroid, fine, tee_pixels)
+    angle = _wrap(float(fine[int(np.argmax(ious))]))
     position = centroid - rotate(TEE_AREA_CENTROID[None], angle)[0]
-    return np.array([position[0], position[1], angle])
+    pose = np.array([position[0], position[1], angle])
+    return (pose, float(ious.max())) if with_fit else pose
 
 
 def _wrap(angle: float) -> float:
     return float((angle + np.pi) % (2 * np.pi) - np.pi)
 
 
-def estimate_state(frame: np.ndarray) -> dict[str, np.ndarray | None]:
-    """gym-pusht `info`-style state from a frame: `pos_agent`, `block_pose` (None when not visible), `goal_pose`."""
+def estimate_state(frame: np.ndarray) -> dict[str, np.ndarray | float | None]:
+    """gym-pusht `info`-style state from a frame: `pos_agent`, `block_pose` (None when not visible), `goal_pose`,
+    and `block_fit`: the IoU of the T pixels with the T at `block_pose` (0.0 without a T), which a T-coloured
+    smear lacks (`is_tee`)."""
     labels = colour_labels(frame)
-    return {
-        "pos_agent": _centroid(labels == LABELS["agent"]),
-        "block_pose": estimate_block_pose(labels),
-        "goal_pose": GOAL_POSE.copy(),
-    }
+    pose, fit = estimate_block_pose(labels, with_fit=True)
+    return {"pos_agent": _centroid(labels == LABELS["agent"]), "block_pose": pose, "goal_pose": GOAL_POSE.copy(),
+            "block_fit": fit}
+
+
+def min_block_fit(size: int) -> float:
+    """The least `block_fit` of a T in a frame `size` pixels across (`MIN_BLOCK_FIT_PIXELS`, `MIN_BLOCK_FIT_CAP`)."""
+    return min(1.0 - MIN_BLOCK_FIT_PIXELS / float(size), MIN_BLOCK_FIT_CAP)
+
+
+def is_tee(block_fit: float | np.ndarray, size: int) -> bool | np.ndarray:
+    """Whether T pixels with this `block_fit` in a frame `size` pixels across show a T, so that a pose read off them
+    can count as a success; a learned simulator's smeared or doubled T does not (`min_block_fit`)."""
+    return np.asarray(block_fit) >= min_block_fit(size)
 
 
 # ---- object-level fidelity: what a PushT simulator must get right, measured on frames ----
@@ -146,20 +175,21 @@ WORST_OBJECT_SCORE = 2 * POSITION_ERROR_CAP + ANGLE_WEIGHT * ANGLE_ERROR_CAP
 EDGE_TARGETS = np.array([(60.0, 256.0), (452.0, 256.0), (256.0, 60.0), (256.0, 452.0)])
 
 
-def judge_states(frames: np.ndarray) -> np.ndarray:
+def judge_states(frames: np.ndarray, with_fit: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """(N, H, W, 3) uint8 frames of any size -> (N, 5) (agent x, y, block x, y, angle) in world units;
-    NaN where the object is not visible."""
+    NaN where the object is not visible. `with_fit`: also each frame's `block_fit` (N,) (see `is_tee`)."""
     frames = np.asarray(frames)
     if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
         raise ValueError(f"frames must be uint8 of shape (N, H, W, 3), got {frames.dtype} {frames.shape}")
-    states = np.full((len(frames), 5), np.nan)
+    states, fits = np.full((len(frames), 5), np.nan), np.zeros(len(frames))
     for i, frame in enumerate(frames):
         estimate = estimate_state(frame)
         if estimate["pos_agent"] is not None:
             states[i, :2] = estimate["pos_agent"]
         if estimate["block_pose"] is not None:
             states[i, 2:] = estimate["block_pose"]
-    return states
+        fits[i] = estimate["block_fit"]
+    return (states, fits) if with_fit else states
 
 
 def object_errors(pred: np.ndarray, gold: np.ndarray) -> dict[str, np.ndarray]:

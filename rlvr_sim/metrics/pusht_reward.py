@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlvr_sim.metrics.pusht_pixels import GOAL_POSE, TEE_POLYGONS, judge_states
+from rlvr_sim.metrics.pusht_pixels import GOAL_POSE, TEE_POLYGONS, is_tee, judge_states
 
 SUCCESS_COVERAGE = 0.95  # gym-pusht's `success_threshold`: success (and termination) when coverage exceeds it
 FRAME_SUCCESS_COVERAGE = 0.93  # the same rule for a pose the pixel judge reads off a 64x64 frame (module docstring)
@@ -84,8 +84,11 @@ def pose_reward(block_poses: np.ndarray, threshold: float = SUCCESS_COVERAGE) ->
 def frame_reward(frames: np.ndarray, threshold: float = FRAME_SUCCESS_COVERAGE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(N, H, W, 3) uint8 PushT frames -> (reward, success, coverage) of the block pose the pixel judge
     reads off each frame (`judge_states`; a frame without a visible T scores 0 and does not succeed);
-    success above the frame-calibrated `FRAME_SUCCESS_COVERAGE` (module docstring)."""
-    return pose_reward(judge_states(frames)[:, 2:], threshold)
+    success above the frame-calibrated `FRAME_SUCCESS_COVERAGE` (module docstring), and only where the T pixels
+    show a T (`is_tee`: a smeared T that covers the goal does not succeed)."""
+    states, fits = judge_states(frames, with_fit=True)
+    reward, success, coverage = pose_reward(states[:, 2:], threshold)
+    return reward, success & is_tee(fits, np.asarray(frames).shape[1]), coverage
 
 
 __all__ = ["FRAME_SUCCESS_COVERAGE", "SUCCESS_COVERAGE", "coverage_reward", "frame_reward", "goal_coverage", "is_success", "pose_reward"]
