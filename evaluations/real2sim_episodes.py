@@ -200,8 +200,9 @@ def _start_frame(env: Any, state: np.ndarray, spec: EpisodeSpec, world_seed: int
     return env.reset(seed=world_seed, options={"frame": real_frame})
 
 
-def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
-    """Roll one policy for one episode in one simulator; judged (pixel) and, where the sim knows it, true success."""
+def run_episode(spec: EpisodeSpec, frames: list | None = None) -> dict[str, Any]:
+    """Roll one policy for one episode in one simulator; judged (pixel) and, where the sim knows it, true success.
+    `frames`: a list that receives every frame the policy and the judge saw, the start frame first."""
     import torch
     from rlvr_sim.envs.worlds import model_frame_skip, repeat_step
     from rlvr_sim.policies.pusht import NearGoalTask
@@ -222,6 +223,8 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
     if view is not None:  # the policy and the judge see the tokenizer's picture of gym-pusht's true frames
         frame = view.show(frame)
     estimate = estimate_state(frame)
+    if frames is not None:
+        frames.append(frame)
     result: dict[str, Any] = {"sim": spec.sim_name, "policy": spec.policy, "episode": spec.episode, "success": False,
                               "success_step": None, "true_success": None}  # fmt: skip
     judge_errors, agreement, uncertainty, support_distance = [], [], [], []
@@ -231,6 +234,8 @@ def run_episode(spec: EpisodeSpec) -> dict[str, Any]:
         frame, _, terminated, truncated, info = repeat_step(env, action, 1 if learned else task.frame_skip)
         if view is not None:
             frame = view.show(frame)
+        if frames is not None:
+            frames.append(frame)
         estimate = estimate_state(frame)
         if support is not None:
             support_distance.append(support.state_distance(estimate))

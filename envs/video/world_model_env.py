@@ -12,7 +12,8 @@ are kept as context (so the model still sees the motion), and the cache is rebui
 
 Task signal: on a PushT checkpoint each step returns gym-pusht's reward (goal coverage) and ends the
 episode on gym-pusht's success rule, computed from the predicted pose (`rlvr_sim.metrics.pusht_reward`;
-a pose the pixel judge reads off a visual model's frame succeeds above a calibrated 0.93 rather than 0.95);
+a pose the pixel judge reads off a visual model's frame succeeds above a calibrated 0.93 rather than 0.95, and
+only where the drawn T is a T: `pusht_pixels.is_tee`);
 a checkpoint of another scene returns 0.0 and never terminates (see `VideoWorldModelEnv`).
 
 This module imports no training code: it needs the checkpoint directory (HF Llama + `rlvr_sim.json`
@@ -343,7 +344,9 @@ class VideoWorldModelEnv(LMWorldModelEnv):
     predicted frame: on the predicted pose tokens of a pose-token checkpoint; on a visual one, where the pose is
     the pixel judge's reading of the frame (a few world units off, which lowers the coverage), above
     `FRAME_SUCCESS_COVERAGE` (0.93, calibrated so the judge on gym-pusht's own frames ends where gym-pusht
-    does: 32 of its 45 calibration ends instead of 9 at 0.95; `rlvr_sim.metrics.pusht_reward`). Never on another scene. Truncated after `max_episode_steps`.
+    does: 32 of its 45 calibration ends instead of 9 at 0.95; `rlvr_sim.metrics.pusht_reward`), and only where
+    the T pixels show a T (`pusht_pixels.is_tee`: a smeared T drawn over the goal does not end the episode).
+    Never on another scene. Truncated after `max_episode_steps`.
     ## Arguments
     `checkpoint` (path or embedded name, default "pusht_pose_base"), `render_mode` ("rgb_array" | "human"),
     `max_episode_steps` (100), `temperature` (0.0 = greedy, the most likely next frame: on held-out data it

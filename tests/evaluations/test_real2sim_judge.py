@@ -49,3 +49,17 @@ def test_judge_fit_report_flags_a_block_that_is_no_tee(tmp_path):
     row = result["sizes"]["64"]
     assert row["frames"] > 0 and row["below_threshold"] == 1.0 and row["threshold"] == pytest.approx(1 - 21 / 64)
     assert (tmp_path / "judge_fit.md").read_text().count("| 64 |") == 1
+
+
+def test_strips_replay_the_tables_episodes_and_frame_their_outcome():
+    """`evaluations/real2sim_strips.py` draws the episodes `run_episode` counts: the expert's real episode ends framed
+    green at its judged success, random's framed red at the horizon; `frames` receives every frame the judge saw."""
+    from rlvr_sim.evaluations.real2sim_strips import GREEN, RED, episode_row
+
+    frames: list = []
+    result = run_episode(EpisodeSpec("real", "expert", episode=0, seed=0, horizon=12), frames=frames)
+    assert result["success"] and len(frames) == result["steps"] + 1 and frames[0].shape == (64, 64, 3)
+    won = episode_row("real", "expert", 0, 0, horizon=12, every=1)
+    lost = episode_row("real", "random", 0, 0, horizon=3, every=1)
+    assert won.shape[0] == lost.shape[0] == 66 and won.shape[1] == 14 * 66
+    assert tuple(won[0, result["steps"] * 66 + 10]) == GREEN and tuple(lost[0, 3 * 66 + 10]) == RED
