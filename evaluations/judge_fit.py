@@ -3,7 +3,7 @@
 The pixel judge reads the T's pose as the best-fitting T (`pusht_pixels.estimate_block_pose`); its `block_fit` is
 that T's IoU with the T pixels. A learned simulator can draw the T as a smear or a double image that the fit still
 places on the goal; Real2Sim and the video env's termination count a success only where the fit is at least
-`min_block_fit(size)` = 1 - MIN_BLOCK_FIT_PIXELS / size. This script reports, per frame size, the fit of every
+`min_block_fit(size)` = min(1 - MIN_BLOCK_FIT_PIXELS / size, MIN_BLOCK_FIT_CAP). This script reports, per frame size, the fit of every
 held-out frame of an episode folder that shows a T (each frame made as the training frames are), its percentiles
 and the share under the threshold.
 
@@ -35,7 +35,7 @@ def frame_fits(data: str | Path, size: int, every: int = 3, test_fraction: float
 
 
 def report(data: str | Path, sizes: list[int], every: int = 3) -> dict:
-    from rlvr_sim.metrics.pusht_pixels import MIN_BLOCK_FIT_PIXELS, min_block_fit
+    from rlvr_sim.metrics.pusht_pixels import MIN_BLOCK_FIT_CAP, MIN_BLOCK_FIT_PIXELS, min_block_fit
 
     rows = {}
     for size in sizes:
@@ -43,14 +43,15 @@ def report(data: str | Path, sizes: list[int], every: int = 3) -> dict:
         rows[str(size)] = {"frames": int(len(fits)), "threshold": min_block_fit(size),
                            "below_threshold": float((fits < min_block_fit(size)).mean()),
                            "percentiles": {str(p): float(np.percentile(fits, p)) for p in PERCENTILES}}
-    return {"data": str(data), "every": every, "min_block_fit_pixels": MIN_BLOCK_FIT_PIXELS, "sizes": rows}
+    return {"data": str(data), "every": every, "min_block_fit_pixels": MIN_BLOCK_FIT_PIXELS,
+            "min_block_fit_cap": MIN_BLOCK_FIT_CAP, "sizes": rows}
 
 
 def markdown(result: dict, command: str, seconds: float) -> str:
     lines = [f"# The judge's T check on held-out frames of `{result['data']}`", "",
              f"`block_fit` (IoU of the T pixels with the best-fitting T) of every {result['every']}rd held-out frame that "
-             f"shows a T, made at each size as the training frames are; a success needs at least 1 - "
-             f"{result['min_block_fit_pixels']:g} / size.", "",
+             f"shows a T, made at each size as the training frames are; a success needs at least min(1 - "
+             f"{result['min_block_fit_pixels']:g} / size, {result['min_block_fit_cap']:g}).", "",
              "| size | frames | " + " | ".join(f"{p}th pct" for p in PERCENTILES) + " | threshold | below it |",
              "|---:|---:|" + "---:|" * len(PERCENTILES) + "---:|---:|"]
     for size, row in result["sizes"].items():
