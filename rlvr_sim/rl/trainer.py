@@ -145,6 +145,8 @@ class Trainer:
                 self.processes.shard(model_copy)
         # fp16 needs loss scaling against underflow; bf16 has fp32's range and does not
         self.scaler = torch.amp.GradScaler(self.device.type) if self.processes.precision == "fp16" else None
+        self.ordinal_groups = self._ordinal_groups() if config.ordinal_embeddings else []
+        self._project_ordinal()
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
             self.params, lr=config.lr, weight_decay=config.weight_decay, betas=tuple(config.adam_betas)
@@ -204,7 +206,28 @@ class Trainer:
             self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
+        self._project_ordinal()
         return float(norm)
+
+    def _ordinal_groups(self) -> list:
+        """The task's ordered token bins, checked against what this run can constrain."""
+        from rlvr_sim.models.ordinal import check_groups, input_embedding_weight
+
+        if not hasattr(self.task, "ordinal_groups"):
+            raise ValueError(f"ordinal_embeddings: task {self.config.task!r} declares no ordered token bins")
+        if self.config.lora or self.processes.fsdp:
+            raise ValueError("ordinal_embeddings constrains the full embedding table: not with LoRA (frozen) or FSDP "
+                             "(sharded); train without them")
+        groups = self.task.ordinal_groups()
+        check_groups(groups, input_embedding_weight(self.model).shape[0])
+        return groups
+
+    def _project_ordinal(self) -> None:
+        """Keep the ordered bins' input embeddings linear in their value (`rlvr_sim.models.ordinal`)."""
+        if self.ordinal_groups:
+            from rlvr_sim.models.ordinal import input_embedding_weight, project_ordinal
+
+            project_ordinal(input_embedding_weight(self.model).data, self.ordinal_groups)
 
     def _lr_factor(self, update: int) -> float:
         c = self.config

@@ -272,6 +272,27 @@ class VideoCodec:
             lo += n
         return out
 
+    def ordinal_groups(self, pose_codes: bool) -> list:
+        """The vocabulary's ordered bins (`rlvr_sim.models.ordinal.OrdinalGroup`): the pose codes of every slot
+        (`pose_codes`: the frame codes are the PushT pose tokenizer's; the angle circular), the displacement
+        bins (relational), the action bins of each dimension and the body-frame bins (relational). The last
+        code of a pose, displacement or body-frame slot ("not visible" / "unknown") is not a bin and stays free.
+        Keypoint and VQ codes are not supported: their ids are shared by several coordinates or unordered."""
+        from rlvr_sim.models.ordinal import OrdinalGroup
+
+        if not pose_codes or self.delta or self.object_frame:
+            raise ValueError("ordinal embeddings need the PushT pose tokenizer's codes in the 'pose' or 'relational' "
+                             "layout (keypoint levels are shared by every coordinate; VQ codes are unordered)")
+        slot = self.codebook_size // self.abs_tokens
+        groups = [OrdinalGroup(i * slot, slot - 1, circular=i == 4) for i in range(self.abs_tokens)]
+        lo = self.codebook_size
+        for n in self.disp_sizes:
+            groups.append(OrdinalGroup(lo, n - 1))
+            lo += n
+        groups += [OrdinalGroup(self.action_offset + d * self.num_bins, self.num_bins) for d in range(self.action_dim)]
+        groups += [OrdinalGroup(self.rel_offset + k * self.rel_size, self.rel_size - 1) for k in range(self.rel_slots)]
+        return groups
+
     def action_tokens(self, bins: np.ndarray) -> list[int]:
         """Binned action (A,) -> A token ids."""
         bins = np.asarray(bins).reshape(-1)
@@ -602,6 +623,10 @@ class VideoTask:
         check_augment(augment, self.frame_tokenizer, self.action_bins)
         if self.contact_weight and not hasattr(self.frame_tokenizer, "symmetry_codes"):
             raise ValueError("contact_weight needs the PushT pose tokenizer (it reads poses from the codes)")
+
+    def ordinal_groups(self) -> list:
+        """The ordered token bins for `ordinal_embeddings` (`VideoCodec.ordinal_groups`)."""
+        return self.codec.ordinal_groups(pose_codes=hasattr(self.frame_tokenizer, "symmetry_codes"))
 
     # ------------------------------------------------------------------------------------------ data
     def _layout_args(self, layout: str) -> dict[str, Any]:

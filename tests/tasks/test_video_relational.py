@@ -193,6 +193,36 @@ def test_grpo_and_sft_steps_train_the_relational_layout(rel_setup, tmp_path):
     assert env.step(np.array([100.0, 400.0], np.float32))[0].shape == obs.shape
 
 
+def test_ordinal_embeddings_stay_value_linear_through_sft_and_save_a_plain_checkpoint(pose_setup, tmp_path):
+    """`ordinal_embeddings: true` (rlvr_sim.models.ordinal): after the run every ordered bin's input row is linear
+    in its value, the free rows (BOS) are not, and the checkpoint loads as a plain model."""
+    import torch
+
+    from rlvr_sim.config import load_config
+    from rlvr_sim.models.lm import load_model
+    from rlvr_sim.models.ordinal import OrdinalGroup
+    from rlvr_sim.rl.trainer import Trainer
+
+    torch.set_num_threads(1)
+    tiny = {"preset": "tiny-5m", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "num_key_value_heads": 2, "max_positions": 160}
+    args = dict(pose_setup, action_bins={"low": [0, 0], "high": [512, 512], "num_bins": 256}, layout="relational")
+    config = load_config(None, [], task="pusht", task_args=args, model=tiny, steps=2, batch_size=2,
+                         micro_batch_size=2, eval_examples=0, lr=1e-2, output_dir=str(tmp_path / "run"),
+                         progress=False, ordinal_embeddings=True)
+    trainer = Trainer(config, "sft")
+    groups = trainer.task.ordinal_groups()
+    trainer.run()
+    model, _, _ = load_model(str(tmp_path / "run" / "final"))
+    weight = model.get_input_embeddings().weight.detach()
+    for g in groups:
+        basis = OrdinalGroup(0, g.size, g.circular).basis()
+        rows = weight[g.start : g.start + g.size].double()
+        assert torch.allclose(basis @ torch.linalg.lstsq(basis, rows).solution, rows, atol=1e-5)
+    free = weight[trainer.task.codec.bos_id]
+    assert not torch.allclose(free, torch.zeros_like(free))
+
+
 def test_unknown_layout_is_refused_by_name(rel_setup):
     args = dict(rel_setup, layout="body")
     with pytest.raises(ValueError, match="layout must be one of"):
