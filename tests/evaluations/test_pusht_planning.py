@@ -74,3 +74,23 @@ def test_plan_ranking_scores_gym_pusht_as_perfect_and_reports_every_model(expert
     assert "| learned:pusht_pose_base |" in (tmp_path / "pusht_plan_ranking.md").read_text()
     with pytest.raises(SystemExit):
         rank(["--data", str(expert_data), "--goals", "1", "--spreads", "0", "--out", str(tmp_path), "--quiet"])
+
+
+def test_token_inputs_diagnostic_reports_each_input_kind_and_keeps_the_constraint(expert_data, tmp_path):
+    """evaluations/pusht_token_inputs.py: every input kind and the T-still row get errors and a rank correlation;
+    the constrained kind's first layer really is value-linear (the product's `project_ordinal`), and the one-hot
+    encoding puts exactly one active input per number."""
+    from rlvr_sim.evaluations.pusht_token_inputs import KINDS, STILL, groups, inputs, one_hot
+    from rlvr_sim.evaluations.pusht_token_inputs import main as diagnose
+
+    report = diagnose(["--data", str(expert_data), "--goals", "2", "--offset", "10", "--candidates", "4", "--steps", "5",
+                       "--out", str(tmp_path), "--quiet"])  # fmt: skip
+    assert set(report["results"]) == {STILL, *KINDS}
+    assert all(np.isfinite(row["position_error"]["mean"]) for row in report["results"].values())
+    assert "| one-hot, value-linear rows |" in (tmp_path / "pusht_token_inputs.md").read_text()
+    x = inputs(np.array([[100.0, 100.0]]), np.array([[110.0, 100.0]]), np.array([[300.0, 40.0]]),
+               np.array([[256.0, 256.0, 0.3]]))
+    encoded = one_hot(x)
+    assert encoded.sum() == 9 and all(encoded[0, g.start : g.start + g.size].sum() == 1 for g in groups())
+    with pytest.raises(SystemExit):
+        diagnose(["--data", str(expert_data), "--goals", "0", "--out", str(tmp_path), "--quiet"])
