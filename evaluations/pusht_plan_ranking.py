@@ -21,7 +21,6 @@ bootstrap 95% interval:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ import numpy as np
 from rlvr_sim.evaluations.pusht_planning import RealPushT, load_goals
 
 from rlvr_sim.metrics.stats import bootstrap_ci
-from rlvr_sim.reporting import add_out_argument
+from rlvr_sim.reporting import add_out_argument, write_report
 from rlvr_sim.resources import results_dir
 
 STILL = "T-still (true agent, T never moves)"
@@ -134,12 +133,8 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
                 "spreads": spreads, "models": names, "seed": args.seed, "seconds": time.perf_counter() - began}  # fmt: skip
     summary = summarise(records, [STILL, *names], spreads, args.seed)
     out = results_dir(args.out) if args.out is not None else results_dir(None) / "pusht_plan_ranking"
-    out.mkdir(parents=True, exist_ok=True)
     report = {"settings": settings, "results": summary, "goals": records}
-    (out / "pusht_plan_ranking.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "pusht_plan_ranking.md").write_text(markdown(summary, settings))
-    if not args.quiet:
-        print((out / "pusht_plan_ranking.md").read_text())
+    write_report(out, "pusht_plan_ranking", report, markdown(summary, settings), args.quiet)
     return report
 
 

@@ -25,7 +25,6 @@ T-still ranking.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -35,7 +34,7 @@ import numpy as np
 import torch
 
 from rlvr_sim.metrics.stats import bootstrap_ci
-from rlvr_sim.reporting import add_out_argument
+from rlvr_sim.reporting import add_out_argument, write_report
 from rlvr_sim.resources import results_dir
 
 POSITION_BIN, ANGLE_BINS = 4.0, 128  # the pose tokenizer's quantisation
@@ -209,12 +208,8 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
                 "candidates": args.candidates, "steps": args.steps, "training_steps": int(len(x)),
                 "seed": args.seed, "seconds": round(time.perf_counter() - began, 1)}
     out = results_dir(args.out) if args.out is not None else results_dir(None) / "pusht_token_inputs"
-    out.mkdir(parents=True, exist_ok=True)
     report = {"settings": settings, "results": summary, "goals": records}
-    (out / "pusht_token_inputs.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "pusht_token_inputs.md").write_text(markdown(summary, settings))
-    if not args.quiet:
-        print((out / "pusht_token_inputs.md").read_text())
+    write_report(out, "pusht_token_inputs", report, markdown(summary, settings), args.quiet)
     return report
 
 

@@ -463,6 +463,13 @@ class LearnedRLVRMPCPolicy(PushTMPCPolicy):
         super().__init__(seed=seed, **{"model": "learned:pusht_pose_rlvr", **CPU_BUDGET, **kwargs})
 
 
+class LearnedOrdinalMPCPolicy(PushTMPCPolicy):
+    """MPC in the value-linear-embedding learned simulator (`pusht_pose_ordinal`, the one to plan with)."""
+
+    def __init__(self, seed: int = 0, **kwargs: Any) -> None:
+        super().__init__(seed=seed, **{"model": "learned:pusht_pose_ordinal", **CPU_BUDGET, **kwargs})
+
+
 class GymPushTMPCPolicy(PushTMPCPolicy):
     """MPC in gym-pusht itself (the oracle model; from frames it plans from the judged state)."""
 
@@ -487,6 +494,7 @@ __all__ = [
     "GymPushTMPCPolicy",
     "GymPushTModel",
     "LearnedMPCPolicy",
+    "LearnedOrdinalMPCPolicy",
     "LearnedPushTModel",
     "LearnedRLVRMPCPolicy",
     "MPCPlanner",

@@ -60,3 +60,14 @@ def write_results(results: dict[str, Any], out: Path, markdown: str, script: str
     out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     out.with_suffix(".md").write_text(markdown + "\n")
     print(markdown)
+
+
+def write_report(out: Path, stem: str, report: dict[str, Any], markdown: str, quiet: bool = False) -> None:
+    """Write OUT/STEM.json (the report) and OUT/STEM.md (the table), folders created; print the table unless
+    `quiet`. For evaluations whose report already carries its command in `settings`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / f"{stem}.md").write_text(markdown)
+    if not quiet:
+        print(markdown)
+

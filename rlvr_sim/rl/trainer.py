@@ -135,6 +135,9 @@ class Trainer:
             model = apply_lora(model, config.lora)
         self.model = model.to(self.device)
         self.model.train()
+        # before the GRPO reference is copied, so policy and reference start from the same constrained table
+        self.ordinal_groups = self._ordinal_groups() if config.ordinal_embeddings else []
+        self._project_ordinal()
         if self.processes.is_main:
             checkpointing.check_free_space(self.output_dir, self.model)
         self.reference = None  # with LoRA the reference is the base model: the adapter disabled
@@ -145,8 +148,6 @@ class Trainer:
                 self.processes.shard(model_copy)
         # fp16 needs loss scaling against underflow; bf16 has fp32's range and does not
         self.scaler = torch.amp.GradScaler(self.device.type) if self.processes.precision == "fp16" else None
-        self.ordinal_groups = self._ordinal_groups() if config.ordinal_embeddings else []
-        self._project_ordinal()
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
             self.params, lr=config.lr, weight_decay=config.weight_decay, betas=tuple(config.adam_betas)
