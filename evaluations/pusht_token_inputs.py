@@ -32,12 +32,15 @@ from typing import Any
 
 import numpy as np
 import torch
+from rlvr_sim.evaluations.video_predictability import (  # the pose tokenizer's quantisation
+    ANGLE_BINS,
+    POSITION_BIN,
+)
 
 from rlvr_sim.metrics.stats import bootstrap_ci
 from rlvr_sim.reporting import add_out_argument, write_report
 from rlvr_sim.resources import results_dir
 
-POSITION_BIN, ANGLE_BINS = 4.0, 128  # the pose tokenizer's quantisation
 REL_STEP, REL_BINS = 2.0, 161  # body-frame bins of the relational layout (2 units, [-160, 160])
 LIMITS = (96, 96, 32)  # displacement bins: du, dv in world units, dtheta in angle bins
 KINDS = ("values", "one-hot", "one-hot, value-linear rows")

@@ -20,6 +20,7 @@ The output layer (untied) keeps a free row per bin: a distribution over bins may
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import torch
 
@@ -47,6 +48,14 @@ class OrdinalGroup:
         return torch.stack([torch.ones_like(value), value], 1)
 
 
+@cache
+def _projector(group: OrdinalGroup) -> torch.Tensor:
+    """(size, size) the orthogonal projection onto the group's basis, made once per group (the trainer applies it
+    after every step)."""
+    basis = group.basis()
+    return basis @ torch.linalg.pinv(basis)
+
+
 def check_groups(groups: list[OrdinalGroup], vocab_size: int) -> None:
     """Groups must lie inside the vocabulary and not overlap."""
     spans = sorted((g.start, g.start + g.size) for g in groups)
@@ -65,9 +74,7 @@ def project_ordinal(weight: torch.Tensor, groups: list[OrdinalGroup]) -> float:
     change = 0.0
     for group in groups:
         rows = weight[group.start : group.start + group.size]
-        basis = group.basis()
-        projector = basis @ torch.linalg.pinv(basis)  # (size, size): the orthogonal projection onto the basis
-        fitted = (projector @ rows.double()).to(rows.dtype)
+        fitted = (_projector(group) @ rows.double()).to(rows.dtype)
         change = max(change, float((fitted - rows).abs().max()))
         rows.copy_(fitted)
     return change
