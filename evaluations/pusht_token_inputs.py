@@ -10,8 +10,11 @@ the training episodes of `--data` (every 10th episode held out). Only the way th
 
 - `values`: as numbers (what an MLP is usually given);
 - `one-hot`: one row of the first layer per bin, which is what a token embedding is;
-- `one-hot, value-linear rows`: the same, each group's rows kept linear in the bin's value after every step by
-  `rlvr_sim.models.ordinal.project_ordinal`, the constraint `ordinal_embeddings: true` puts on a world model.
+- `one-hot, value-linear rows`: the same, each group's rows projected back onto a line in the bin's value after
+  every Adam step (`rlvr_sim.models.ordinal.project_ordinal`; projected gradient descent);
+- `one-hot, value-linear rows, parametrised`: the same constraint, the table trained as each group's line's
+  coefficients (`rlvr_sim.models.ordinal.ValueLinearRows`), which is what `ordinal_embeddings: true` does to a
+  world model's input embeddings.
 
 Each MLP then predicts the T along candidate plans drawn around the oracle planner's plan on held-out goals (the
 plan-ranking protocol, spread `--spread`), the agent following its true path, the T moved step by step by the
@@ -25,6 +28,7 @@ T-still ranking.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -43,7 +47,7 @@ from rlvr_sim.resources import results_dir
 
 REL_STEP, REL_BINS = 2.0, 161  # body-frame bins of the relational layout (2 units, [-160, 160])
 LIMITS = (96, 96, 32)  # displacement bins: du, dv in world units, dtheta in angle bins
-KINDS = ("values", "one-hot", "one-hot, value-linear rows")
+KINDS = ("values", "one-hot", "one-hot, value-linear rows", "one-hot, value-linear rows, parametrised")
 STILL = "T-still (true agent, T never moves)"
 ANGLE_STEP = 2 * np.pi / ANGLE_BINS
 
@@ -125,6 +129,8 @@ def fit(kind: str, x: np.ndarray, y: np.ndarray, steps: int, seed: int):  # noqa
     constrained = kind == "one-hot, value-linear rows"
     if constrained:  # the first layer's columns are the rows of an embedding table
         project_ordinal(net[0].weight.data.T, groups())
+    if kind == "one-hot, value-linear rows, parametrised":  # the same table, trained as its coefficients
+        net[0] = _TableLinear(net[0])
     optimiser = torch.optim.Adam(net.parameters(), 1e-3)
     for _ in range(steps):
         batch = torch.randint(len(xt), (512,), generator=generator)
@@ -148,6 +154,24 @@ def fit(kind: str, x: np.ndarray, y: np.ndarray, steps: int, seed: int):  # noqa
         return np.stack(out, 1)
 
     return predict
+
+
+class _TableLinear(torch.nn.Module):
+    """A linear layer on one-hot inputs written as an embedding table (its weight's columns), the table trained as
+    `ValueLinearRows` (what `ordinal_embeddings: true` does to a transformer's input embeddings)."""
+
+    def __init__(self, linear: torch.nn.Linear) -> None:
+        from torch.nn.utils import parametrize
+
+        from rlvr_sim.models.ordinal import ValueLinearRows
+
+        super().__init__()
+        self.table = torch.nn.Embedding.from_pretrained(linear.weight.data.T.contiguous(), freeze=False)
+        self.bias = torch.nn.Parameter(linear.bias.data.clone())
+        parametrize.register_parametrization(self.table, "weight", ValueLinearRows(groups()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.table.weight + self.bias
 
 
 def roll(predict: Any, start: np.ndarray, agents: np.ndarray, actions: np.ndarray) -> np.ndarray:
@@ -176,7 +200,8 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
     torch.set_num_threads(args.threads)
     began = time.perf_counter()
     x, y = training_set(args.data)
-    models = {kind: fit(kind, x, y, args.steps, args.seed) for kind in KINDS}
+    kinds = [k for k in KINDS if k in args.kinds]
+    models = {kind: fit(kind, x, y, args.steps, args.seed) for kind in kinds}
     goals = load_goals(args.data, args.goals, [args.offset], seed=args.seed)[args.offset]
     real, oracle, records = RealPushT(), GymPushTModel(), []
     for goal in goals:
@@ -199,14 +224,14 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
                             "spearman": spearman(cost(states), truth)}
         records.append(record)
     summary = {}
-    for name in (STILL, *KINDS):
+    for name in (STILL, *kinds):
         summary[name] = {}
         for metric in ("position_error", "angle_error_deg", "spearman"):
             values = np.array([r[name][metric] for r in records], dtype=np.float64)
             values = values[np.isfinite(values)]
             low, high = bootstrap_ci(values, seed=args.seed)
             summary[name][metric] = {"mean": float(values.mean()), "ci95": [float(low), float(high)]}
-    settings = {"command": "python evaluations/pusht_token_inputs.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    settings = {"command": "python evaluations/pusht_token_inputs.py " + shlex.join(sys.argv[1:] if argv is None else argv),
                 "data": args.data, "goals": args.goals, "offset": args.offset, "spread": args.spread,
                 "candidates": args.candidates, "steps": args.steps, "training_steps": int(len(x)),
                 "seed": args.seed, "seconds": round(time.perf_counter() - began, 1)}
@@ -242,6 +267,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spread", type=float, default=15.0, help="candidate spread around the oracle's plan (world units)")
     p.add_argument("--candidates", type=int, default=32)
     p.add_argument("--steps", type=int, default=4000, help="Adam steps per MLP (batch 512)")
+    p.add_argument("--kinds", type=lambda v: [k.strip() for k in v.split(";")], default=list(KINDS),
+                   help=f"which input versions to train, ';'-separated (default all: {'; '.join(KINDS)})")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--quiet", action="store_true")
@@ -253,6 +280,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parser().parse_args(argv)
     if args.goals < 1 or args.candidates < 2 or args.steps < 1 or args.spread <= 0:
         raise SystemExit("--goals and --steps must be >= 1, --candidates >= 2 and --spread > 0")
+    unknown = [k for k in args.kinds if k not in KINDS]
+    if unknown or not args.kinds:
+        raise SystemExit(f"--kinds: unknown {unknown}; choose among {'; '.join(KINDS)}")
     return evaluate(args, argv)
 
 

@@ -51,7 +51,7 @@ class RunConfig:
     top_p: float | None = None
     max_new_tokens: int | None = None  # None: the task's generation spec
     # input embeddings of ordered token bins (a task's `ordinal_groups()`: PushT pose, displacement, action and
-    # body-frame bins) kept linear in the bin's value after every optimizer step (rlvr_sim.models.ordinal):
+    # body-frame bins) linear in the bin's value, trained as each group's line (rlvr_sim.models.ordinal):
     # per-bin rows memorise a small data set's contacts, value-linear ones generalise (docs/planning.md)
     ordinal_embeddings: bool = False
     # bookkeeping

@@ -163,6 +163,14 @@ def save_final(trainer: Trainer, extra_meta: dict[str, Any] | None = None) -> Pa
             model = AutoModelForCausalLM.from_config(trainer.model.config, dtype=torch.float32)
             model.load_state_dict(weights)
             model.generation_config = trainer.model.generation_config
+    elif getattr(trainer, "ordinal_groups", None):  # a parametrised embedding table: saved as the plain table
+        from transformers import AutoModelForCausalLM
+
+        from rlvr_sim.models.ordinal import plain_state_dict
+
+        model = AutoModelForCausalLM.from_config(trainer.model.config, dtype=next(trainer.model.parameters()).dtype)
+        model.load_state_dict(plain_state_dict(trainer.model))
+        model.generation_config = trainer.model.generation_config
     if trainer.processes.is_main:
         config = trainer.config
         meta = dict(trainer.base_meta)

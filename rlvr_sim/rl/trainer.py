@@ -137,7 +137,10 @@ class Trainer:
         self.model.train()
         # before the GRPO reference is copied, so policy and reference start from the same constrained table
         self.ordinal_groups = self._ordinal_groups() if config.ordinal_embeddings else []
-        self._project_ordinal()
+        if self.ordinal_groups:
+            from rlvr_sim.models.ordinal import parametrise_ordinal
+
+            parametrise_ordinal(self.model, self.ordinal_groups)
         if self.processes.is_main:
             checkpointing.check_free_space(self.output_dir, self.model)
         self.reference = None  # with LoRA the reference is the base model: the adapter disabled
@@ -207,7 +210,6 @@ class Trainer:
             self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
-        self._project_ordinal()
         return float(norm)
 
     def _ordinal_groups(self) -> list:
@@ -222,13 +224,6 @@ class Trainer:
         groups = self.task.ordinal_groups()
         check_groups(groups, input_embedding_weight(self.model).shape[0])
         return groups
-
-    def _project_ordinal(self) -> None:
-        """Keep the ordered bins' input embeddings linear in their value (`rlvr_sim.models.ordinal`)."""
-        if self.ordinal_groups:
-            from rlvr_sim.models.ordinal import input_embedding_weight, project_ordinal
-
-            project_ordinal(input_embedding_weight(self.model).data, self.ordinal_groups)
 
     def _lr_factor(self, update: int) -> float:
         c = self.config

@@ -78,8 +78,8 @@ def test_plan_ranking_scores_gym_pusht_as_perfect_and_reports_every_model(expert
 
 def test_token_inputs_diagnostic_reports_each_input_kind_and_keeps_the_constraint(expert_data, tmp_path):
     """evaluations/pusht_token_inputs.py: every input kind and the T-still row get errors and a rank correlation;
-    the constrained kind's first layer really is value-linear (the product's `project_ordinal`), and the one-hot
-    encoding puts exactly one active input per number."""
+    the one-hot encoding puts exactly one active input per number; `--kinds` trains a subset and names an unknown
+    kind."""
     from rlvr_sim.evaluations.pusht_token_inputs import KINDS, STILL, groups, inputs, one_hot
     from rlvr_sim.evaluations.pusht_token_inputs import main as diagnose
 
@@ -94,3 +94,9 @@ def test_token_inputs_diagnostic_reports_each_input_kind_and_keeps_the_constrain
     assert encoded.sum() == 9 and all(encoded[0, g.start : g.start + g.size].sum() == 1 for g in groups())
     with pytest.raises(SystemExit):
         diagnose(["--data", str(expert_data), "--goals", "0", "--out", str(tmp_path), "--quiet"])
+    one = diagnose(["--data", str(expert_data), "--goals", "1", "--offset", "10", "--candidates", "4", "--steps", "2",
+                    "--kinds", "one-hot, value-linear rows, parametrised", "--out", str(tmp_path / "one"), "--quiet"])
+    assert set(one["results"]) == {STILL, "one-hot, value-linear rows, parametrised"}
+    assert "--kinds 'one-hot, value-linear rows, parametrised'" in one["settings"]["command"]  # re-runs as printed
+    with pytest.raises(SystemExit, match="unknown"):
+        diagnose(["--data", str(expert_data), "--kinds", "one-hot;tokens", "--out", str(tmp_path), "--quiet"])

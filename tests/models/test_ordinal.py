@@ -1,15 +1,23 @@
 """Value-linear input embeddings for ordered token bins (`rlvr_sim.models.ordinal`, `ordinal_embeddings: true`).
 
 Pins: the projection makes each group's rows exactly `a + v * b` (circular: `a + cos v * b + sin v * c`) and leaves
-every other row alone; it is idempotent; the relational PushT codec declares exactly its bins (not the "unknown"
-codes); a run asking for it on a task without ordered bins is refused (the PushT run: tests/tasks/
+every other row alone; it is idempotent; the parametrisation the trainer uses starts from that projection, trains a
+group's coefficients from any one of its bins (every row moves) and leaves the free rows free, and its checkpoint
+state is a plain model's; the relational PushT codec declares exactly its bins (not the "unknown" codes); a run
+asking for it on a task without ordered bins is refused (the PushT run and its resume: tests/tasks/
 test_video_relational.py)."""
 
 import numpy as np
 import pytest
 import torch
 
-from rlvr_sim.models.ordinal import OrdinalGroup, check_groups, project_ordinal
+from rlvr_sim.models.ordinal import (
+    OrdinalGroup,
+    check_groups,
+    parametrise_ordinal,
+    plain_state_dict,
+    project_ordinal,
+)
 from rlvr_sim.tasks.video import VideoCodec
 
 
@@ -40,6 +48,48 @@ def test_projection_keeps_a_table_that_already_is_linear():
     expected = weight.clone()
     assert project_ordinal(weight, [OrdinalGroup(1, 9)]) < 1e-6
     assert torch.allclose(weight, expected, atol=1e-6)
+
+
+def _tiny_lm(vocab: int = 48):  # noqa: ANN202 - a transformers model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    return LlamaForCausalLM(LlamaConfig(vocab_size=vocab, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                        num_attention_heads=2, num_key_value_heads=2, bos_token_id=0,
+                                        eos_token_id=1, pad_token_id=1, tie_word_embeddings=False))
+
+
+def test_parametrised_table_starts_at_the_projection_and_trains_a_group_from_one_bin():
+    model = _tiny_lm()
+    groups = [OrdinalGroup(2, 10), OrdinalGroup(20, 12, circular=True)]
+    before = model.get_input_embeddings().weight.detach().clone()
+    projected = before.clone()
+    project_ordinal(projected, groups)
+    parametrise_ordinal(model, groups)
+    assert torch.allclose(model.get_input_embeddings().weight, projected, atol=1e-5)
+    optimiser = torch.optim.SGD(model.parameters(), 0.5)
+    model(torch.tensor([[0, 5, 25]])).logits.square().sum().backward()  # bin 3 of the first group, bin 5 of the angle
+    optimiser.step()
+    after = model.get_input_embeddings().weight.detach()
+    moved = (after - projected).abs().amax(1) > 1e-4
+    # every bin of both groups moved with their a, b (, c); under SGD the angle bin opposite the one in the batch
+    # (bin 11 of 12, index 31) changes by 1 + cos(pi) = 0 times the gradient
+    assert moved[2:12].all() and moved[20:31].all() and not moved[31]
+    assert moved[0] and not moved[[1, 12, 19, 40]].any()  # free rows: only the one in the batch
+    assert _is_linear(after[2:12]) and _is_linear(after[20:32], circular=True)
+    with pytest.raises(ValueError, match="already parametrised"):
+        parametrise_ordinal(model, groups)
+
+
+def test_parametrised_model_saves_as_a_plain_model():
+    model = _tiny_lm()
+    parametrise_ordinal(model, [OrdinalGroup(2, 10)])
+    state = plain_state_dict(model)
+    plain = _tiny_lm()
+    assert set(state) == set(plain.state_dict())
+    plain.load_state_dict(state)
+    ids = torch.tensor([[0, 3, 7, 30]])
+    assert torch.allclose(plain(ids).logits, model(ids).logits, atol=1e-6)
 
 
 def test_bad_groups_are_refused_by_name():

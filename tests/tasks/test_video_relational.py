@@ -195,7 +195,8 @@ def test_grpo_and_sft_steps_train_the_relational_layout(rel_setup, tmp_path):
 
 def test_ordinal_embeddings_stay_value_linear_through_sft_and_save_a_plain_checkpoint(pose_setup, tmp_path):
     """`ordinal_embeddings: true` (rlvr_sim.models.ordinal): after the run every ordered bin's input row is linear
-    in its value, the free rows (BOS) are not, and the checkpoint loads as a plain model."""
+    in its value, the free rows (BOS) are not, a run resumes from its resumable state, and the checkpoint loads as a
+    plain model."""
     import torch
 
     from rlvr_sim.config import load_config
@@ -213,6 +214,10 @@ def test_ordinal_embeddings_stay_value_linear_through_sft_and_save_a_plain_check
     trainer = Trainer(config, "sft")
     groups = trainer.task.ordinal_groups()
     trainer.run()
+    resumed = Trainer(load_config(None, [], **{**{k: getattr(config, k) for k in config.field_names},
+                                               "steps": 3, "resume": "auto"}), "sft")
+    assert resumed.step == 2  # the parametrised table's resumable state loads back into a parametrised model
+    resumed.run()
     model, _, _ = load_model(str(tmp_path / "run" / "final"))
     weight = model.get_input_embeddings().weight.detach()
     for g in groups:
