@@ -1,5 +1,6 @@
 """PushT MPC (`rlvr_sim.policies.pusht_mpc`): seeded plans, the oracle beats random on easy goals, the learned
-simulator's plan moves the agent toward its goal, bad input fails clearly, and the policy is a FramePolicy."""
+simulator's plan moves the agent toward its goal, the goal-less (NearGoalTask) cost brings a far agent to the T,
+bad input fails clearly, and the policy is a FramePolicy."""
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import pytest
 pytest.importorskip("gym_pusht")
 import gymnasium as gym  # noqa: E402
 from rlvr_sim.policies.pusht_mpc import (  # noqa: E402
+    NEAR_GOAL_COST,
     GoalCost,
     GymPushTModel,
     GymPushTMPCPolicy,
@@ -104,6 +106,8 @@ def test_bad_input_gives_clear_errors():
         GoalCost([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="agent's term, the block's"):
         GoalCost(np.zeros(5), agent=False, block=False)
+    with pytest.raises(ValueError, match="approach_weight >= 0"):
+        GoalCost(np.zeros(5), approach_weight=-1.0)
     with pytest.raises(ValueError, match="elites"):
         PlannerConfig(samples=4, elites=8)
     with pytest.raises(ValueError, match="method"):
@@ -137,6 +141,32 @@ def test_cost_is_one_per_term_at_the_tolerance_and_blind_ignores_the_block():
     assert GoalCost(goal, block=False).step_costs(at_tolerance)[0, 0] == pytest.approx(1.0)
     assert GoalCost(goal).step_costs(np.full((1, 1, 5), np.nan))[0, 0] > 10
     assert reached(goal + [5, 5, 5, 5, 0.1], goal) and not reached(goal + [0, 0, 0, 0, 0.5], goal)
+
+
+def test_near_goal_cost_uses_the_task_tolerances_and_rewards_approaching_the_block():
+    from rlvr_sim.policies.pusht import NearGoalTask
+
+    assert NEAR_GOAL_COST.position_tolerance == NearGoalTask.position_tol
+    assert np.degrees(NEAR_GOAL_COST.angle_tolerance) == pytest.approx(NearGoalTask.angle_tol_deg)
+    still = np.array([300.0, 300.0, 100.0, 100.0, 0.5])  # the block never moves in either sequence
+    away, toward = np.repeat(still[None, None], 2, 1), np.repeat(still[None, None], 2, 1)
+    toward[0, 1, :2] = [150.0, 150.0]
+    costs = NEAR_GOAL_COST(np.concatenate([away, toward]))
+    unshaped = GoalCost(NEAR_GOAL_COST.goal, agent=False, block=True)(np.concatenate([away, toward]))
+    assert costs[1] < costs[0] and unshaped[1] == unshaped[0]  # only the approach term tells them apart
+
+
+def test_goal_less_policy_brings_a_far_agent_to_the_block(real):
+    """NearGoalTask's start: the agent at least 110 units from the T. The first plan of the gym-pusht planner with
+    the goal-less cost ends nearer the block than it started."""
+    from rlvr_sim.policies.pusht import NearGoalTask
+
+    state = NearGoalTask().sample_start(np.random.default_rng(5))
+    policy = GymPushTMPCPolicy(seed=0, config=SMALL, replan_every=1)
+    real.reset(options={"reset_to_state": state})
+    policy.act(real._render(), state=np.array([*real.agent.position, *real.block.position, real.block.angle]))
+    gaps = np.hypot(*(policy.plan.predicted[:, :2] - policy.plan.predicted[:, 2:4]).T)
+    assert gaps.min() < 0.6 * np.hypot(*(state[:2] - state[2:4]))
 
 
 def test_mpc_policy_is_a_frame_policy_that_real2sim_builds(real):
