@@ -11,10 +11,12 @@ Stages (each skips nothing silently: it runs or fails with the error):
             writes its held-out reconstruction report)
   sft       training/sft.py --preset training/configs/pusht_pose_sft_rel.yaml (2000 steps from scratch in the
             relational layout: the T's motion in its own body frame; symmetries, translations), then
-            training/configs/pusht_pose_sft_rel_cont.yaml (1000 more at a lower LR)
+            training/configs/pusht_pose_sft_rel_cont.yaml (1000 more at a lower LR); from that,
+            training/configs/pusht_pose_sft_rel_ordinal.yaml (1200 more with value-linear input embeddings: the
+            model to plan with)
   grpo      training/grpo.py with pusht_pose_grpo_object_rel.yaml (object-level reward) and
             pusht_pose_grpo_perceptual_rel.yaml (-(MAE + LPIPS)), both from the MLE model
-  package   copies the final checkpoints to assets/pusht_pose_{base,rlvr,rlvr_perceptual} with the tokenizer,
+  package   copies the final checkpoints to assets/pusht_pose_{base,rlvr,rlvr_perceptual,ordinal} with the tokenizer,
             start frames from held-out episodes and a model card (README.md) each
   evaluate  evaluations/video.py (object-level and pixel tables, action-response tests, GIF and picture)
   support   (re)writes support.npz into each packaged checkpoint under --assets (`package` writes it too): the
@@ -39,6 +41,7 @@ MIX = "expert:2,good:2,mediocre:2,poor:2,jitter:2,random:3"
 PUSH_MIX = "expert:3,good:3,mediocre:3,poor:3,jitter:1"  # data/pusht_push: more contact, training only
 GRPO_KINDS = ("object", "perceptual")
 BASE_RUN = "pusht_pose_sft_rel_cont"  # the MLE run the RLVR runs start from and `package` embeds as the base
+ORDINAL_RUN = "pusht_pose_sft_rel_ordinal"  # its value-linear-embedding continuation (assets/pusht_pose_ordinal)
 
 
 def _run(command: list[str]) -> None:
@@ -151,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=720)
     parser.add_argument("--runs", default="runs")
     parser.add_argument("--assets", default=str(ASSETS),
-                        help="where `package` writes pusht_pose_{base,rlvr,rlvr_perceptual} (default: assets/)")
+                        help="where `package` writes pusht_pose_{base,rlvr,rlvr_perceptual,ordinal} (default: assets/)")
     parser.add_argument("--out", default=None,
                         help="output path of `evaluate` without extension (default: evaluations/results/video)")
     args = parser.parse_args(argv)
@@ -178,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
         _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_pose_sft_rel_cont.yaml",
               f"model.name_or_path={runs / 'pusht_pose_sft_rel' / 'final'}", f"output_dir={runs / BASE_RUN}",
               *data_args])
+        _run([py, "training/sft.py", "--task", "pusht", "--preset", "training/configs/pusht_pose_sft_rel_ordinal.yaml",
+              f"model.name_or_path={runs / BASE_RUN / 'final'}", f"output_dir={runs / ORDINAL_RUN}", *data_args])
     if "grpo" in stages:
         for kind in GRPO_KINDS:
             _run([py, "training/grpo.py", "--task", "pusht", "--preset",
@@ -201,13 +206,20 @@ def main(argv: list[str] | None = None) -> None:
                 "PushT video world model: RLVR (perceptual reward)",
                 "GRPO from the base model on 8-step rollouts with the paper's reward -(MAE + LPIPS) "
                 "(`training/configs/pusht_pose_grpo_perceptual_rel.yaml`).")
+        package(runs / ORDINAL_RUN, assets / "pusht_pose_ordinal", tokenizer_dir, args.data,
+                "PushT video world model: value-linear embeddings (MLE)",
+                "`pusht_pose_base` continued 1200 MLE steps with value-linear input embeddings for every ordered "
+                "token bin, each group's rows trained as the coefficients of a line in the bin's value "
+                "(`ordinal_embeddings: true`, `rlvr_sim.models.ordinal`; "
+                "`training/configs/pusht_pose_sft_rel_ordinal.yaml`), on data/pusht2 only: the model for planning "
+                "(docs/planning.md).")
     if "evaluate" in stages:
         command = [py, "evaluations/video.py", "--data", args.data, "--base", str(assets / "pusht_pose_base"),
                    "--rlvr", str(assets / "pusht_pose_rlvr"),
                    f"--extra=RLVR (MAE+LPIPS)={assets / 'pusht_pose_rlvr_perceptual'}"]
         _run(command + (["--out", args.out] if args.out else []))
     if "support" in stages and "package" not in stages:  # `package` writes it; this re-creates it in place
-        for name in ("pusht_pose_base", "pusht_pose_rlvr", "pusht_pose_rlvr_perceptual"):
+        for name in ("pusht_pose_base", "pusht_pose_rlvr", "pusht_pose_rlvr_perceptual", "pusht_pose_ordinal"):
             if (assets / name / "rlvr_sim.json").is_file():
                 write_support(assets / name, args.data)
             else:
