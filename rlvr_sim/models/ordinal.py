@@ -20,7 +20,7 @@ distribution over bins may have any shape.
 
 Training the coefficients matters, not only the constraint: projecting the table back onto the lines after each
 Adam step (projected gradient descent, the first version) left the same MLP at 14.5 units and Spearman 0.645;
-trained as coefficients it reaches 8.8 units and 0.769, as good as the numbers themselves (docs/planning.md).
+trained as coefficients it reaches 8.8 units and 0.768, as good as the numbers themselves (docs/planning.md).
 """
 
 from __future__ import annotations
