@@ -140,6 +140,14 @@ def resume(trainer: Trainer, resume: str) -> None:
         set_model_state_dict(trainer.model, weights, options=options)
         set_optimizer_state_dict(trainer.model, trainer.optimizer, state["optimizer"], options=options)
     else:
+        mine, theirs = set(trainer.model.state_dict()), set(weights)
+        if mine != theirs:  # e.g. written with ordinal_embeddings and resumed without, or the other way round
+            parametrised = any(".parametrizations." in k for k in theirs ^ mine)
+            raise CheckpointError(
+                f"{path} holds other weights than this run's model ({len(theirs - mine)} unexpected, "
+                f"{len(mine - theirs)} missing, e.g. {sorted(theirs ^ mine)[0]})"
+                + ("; it was written with a different ordinal_embeddings setting (or before ordinal_embeddings "
+                   "trained the lines' coefficients): resume with the setting it was written with" if parametrised else ""))
         trainer.model.load_state_dict(weights)
         trainer.optimizer.load_state_dict(state["optimizer"])
     if trainer.scaler is not None and "grad_scaler" in state:

@@ -218,6 +218,11 @@ def test_ordinal_embeddings_stay_value_linear_through_sft_and_save_a_plain_check
                                                "steps": 3, "resume": "auto"}), "sft")
     assert resumed.step == 2  # the parametrised table's resumable state loads back into a parametrised model
     resumed.run()
+    from rlvr_sim.models.lm import CheckpointError
+
+    with pytest.raises(CheckpointError, match="different ordinal_embeddings setting"):
+        Trainer(load_config(None, [], **{**{k: getattr(config, k) for k in config.field_names}, "steps": 4,
+                                         "resume": "auto", "ordinal_embeddings": False}), "sft")
     model, _, _ = load_model(str(tmp_path / "run" / "final"))
     weight = model.get_input_embeddings().weight.detach()
     for g in groups:
