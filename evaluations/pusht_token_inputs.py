@@ -161,14 +161,12 @@ class _TableLinear(torch.nn.Module):
     `ValueLinearRows` (what `ordinal_embeddings: true` does to a transformer's input embeddings)."""
 
     def __init__(self, linear: torch.nn.Linear) -> None:
-        from torch.nn.utils import parametrize
-
-        from rlvr_sim.models.ordinal import ValueLinearRows
+        from rlvr_sim.models.ordinal import parametrise_ordinal
 
         super().__init__()
         self.table = torch.nn.Embedding.from_pretrained(linear.weight.data.T.contiguous(), freeze=False)
         self.bias = torch.nn.Parameter(linear.bias.data.clone())
-        parametrize.register_parametrization(self.table, "weight", ValueLinearRows(groups()))
+        parametrise_ordinal(self.table, groups())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x @ self.table.weight + self.bias

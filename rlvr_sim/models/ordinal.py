@@ -55,11 +55,15 @@ class OrdinalGroup:
 
 
 @cache
+def _fit(group: OrdinalGroup) -> torch.Tensor:
+    """(k, size) the least-squares coefficients of the group's basis for its rows, made once per group."""
+    return torch.linalg.pinv(group.basis())
+
+
+@cache
 def _projector(group: OrdinalGroup) -> torch.Tensor:
-    """(size, size) the orthogonal projection onto the group's basis, made once per group (the trainer applies it
-    after every step)."""
-    basis = group.basis()
-    return basis @ torch.linalg.pinv(basis)
+    """(size, size) the orthogonal projection onto the group's basis, made once per group."""
+    return group.basis() @ _fit(group)
 
 
 def check_groups(groups: list[OrdinalGroup], vocab_size: int) -> None:
@@ -106,19 +110,18 @@ class ValueLinearRows(torch.nn.Module):
         return table
 
     def right_inverse(self, table: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        coefs = [(torch.linalg.pinv(g.basis()) @ table[g.start : g.start + g.size].double()).to(table.dtype)
-                 for g in self.groups]
+        coefs = [(_fit(g) @ table[g.start : g.start + g.size].double()).to(table.dtype) for g in self.groups]
         return (table, *coefs)
 
 
 def parametrise_ordinal(model: torch.nn.Module, groups: list[OrdinalGroup]) -> None:
-    """Train the input embedding table of `model` as `ValueLinearRows` (in place): its group rows start as their
-    least-squares fit (what `project_ordinal` gives) and stay linear in the value by construction."""
+    """Train the input embedding table of `model` (a `transformers` model, or an `nn.Embedding` itself) as
+    `ValueLinearRows` (in place): its group rows start as their least-squares fit (what `project_ordinal` gives) and
+    stay linear in the value by construction."""
     from torch.nn.utils import parametrize
 
-    weight = input_embedding_weight(model)
-    check_groups(groups, weight.shape[0])
-    embeddings = model.get_input_embeddings()
+    embeddings = model if isinstance(model, torch.nn.Embedding) else model.get_input_embeddings()
+    check_groups(groups, input_embedding_weight(model).shape[0] if embeddings is not model else model.num_embeddings)
     if parametrize.is_parametrized(embeddings, "weight"):
         raise ValueError("the input embedding table is already parametrised")
     parametrize.register_parametrization(embeddings, "weight", ValueLinearRows(groups))
