@@ -150,14 +150,15 @@ def is_planner(row: str) -> bool:
     return row.startswith(PLANNER_PREFIXES)
 
 
-def make_actor(row: str, seed: int, config: Any, replan_every: int, frame_skip: int, readout: str) -> Any:
+def make_actor(row: str, seed: int, config: Any, replan_every: int, frame_skip: int, readout: str,
+               mean_weight: float = 0.0) -> Any:
     """The row's policy: a planner (`mpc:` / `blind:` + model) or a frame-only policy by Real2Sim's names."""
     if is_planner(row):
         from rlvr_sim.policies.pusht_mpc import PushTMPCPolicy
 
         kind, _, model = row.partition(":")
         return PushTMPCPolicy(seed=seed, model=model, goal=np.zeros(5), config=config, replan_every=replan_every,
-                              blind=kind == "blind", readout=readout, frame_skip=frame_skip)
+                              blind=kind == "blind", readout=readout, frame_skip=frame_skip, mean_weight=mean_weight)
     from rlvr_sim.evaluations.real2sim_episodes import make_policy
 
     return make_policy(row, seed=seed)
@@ -259,7 +260,12 @@ def markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
              f"{settings['planner']['method'].upper()} {settings['planner']['samples']} samples x "
              f"{settings['planner']['iterations']} iterations (top {settings['planner']['elites']}), horizon "
              f"{settings['planner']['horizon']} actions of {settings['frame_skip']} env steps, replanning every "
-             f"{settings['replan_every']} action(s). Wall time {settings['seconds']:.0f} s on {settings['machine']}.", ""]
+             f"{settings['replan_every']} action(s)"
+             + (f", noise colour beta {settings['planner']['noise_beta']:g}" if settings["planner"].get("noise_beta") else "")
+             + (f", {settings['planner']['keep_elites']:g} of the elites kept" if settings["planner"].get("keep_elites") else "")
+             + "; cost: best step + last step"
+             + (f" + {settings['mean_weight']:g} x mean step" if settings.get("mean_weight") else "")
+             + f". Wall time {settings['seconds']:.0f} s on {settings['machine']}.", ""]
     for offset, entry in summary.items():
         budget = int(offset) * settings["budget_factor"]
         lines += [f"## Goal {offset} env steps ahead, budget {budget} env steps", ""]
@@ -279,10 +285,17 @@ def markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+LATER_PLANNER_OPTIONS = ("noise_beta", "keep_elites")
+
+
 def _settings_key(settings: dict[str, Any]) -> str:
     """What decides a goal's outcome besides the row: a resumed record must share it."""
     keep = {k: settings[k] for k in ("data", "goals", "seed", "stride", "offsets", "budget_factor", "frame_skip",
                                      "replan_every", "planner", "readout")}
+    # options added later count only when set, so logs written before them still resume
+    keep["planner"] = {k: v for k, v in keep["planner"].items() if not (k in LATER_PLANNER_OPTIONS and v == 0)}
+    if settings.get("mean_weight"):
+        keep["mean_weight"] = settings["mean_weight"]
     return hashlib.sha1(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -300,15 +313,18 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
     offsets = sorted({int(o) for o in str(args.offsets).split(",")})
     if min(offsets) < 1 or args.budget_factor < 1:
         raise SystemExit("--offsets must be positive and --budget-factor >= 1")
+    if not args.mean_weight >= 0:
+        raise SystemExit(f"--mean-weight must be >= 0, got {args.mean_weight}")
     config = PlannerConfig(samples=args.samples, iterations=args.iterations, elites=min(args.elites, args.samples),
-                           horizon=args.horizon, init_std=args.init_std, method=args.method)
+                           horizon=args.horizon, init_std=args.init_std, method=args.method,
+                           noise_beta=args.noise_beta, keep_elites=args.keep_elites)
     settings = {"command": "python evaluations/pusht_planning.py " + " ".join(sys.argv[1:] if argv is None else argv),
                 "data": str(args.data), "goals": args.goals, "seed": args.seed, "stride": args.stride,
                 "offsets": offsets, "budget_factor": args.budget_factor, "frame_skip": args.frame_skip,
                 "replan_every": args.replan_every, "planner": asdict(config), "readout": args.readout,
-                "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
+                "mean_weight": args.mean_weight, "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
     for row in rows:  # a row that cannot be built (unknown model, broken user policy) fails before any goal
-        make_actor(row, args.seed, config, args.replan_every, args.frame_skip, args.readout)
+        make_actor(row, args.seed, config, args.replan_every, args.frame_skip, args.readout, args.mean_weight)
     goals = load_goals(args.data, args.goals, offsets, seed=args.seed, stride=args.stride)
     out = results_dir(args.out if args.out is not None else None)
     out = out if args.out is not None else out / "pusht_planning"
@@ -333,7 +349,8 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
             records.append(done[(row, offset, goal.index)])
             continue
         actor_seed = int(np.random.SeedSequence([args.seed, goal.index, offset, *row.encode()]).generate_state(1)[0])
-        actor = make_actor(row, actor_seed, config, args.replan_every, args.frame_skip, args.readout)
+        actor = make_actor(row, actor_seed, config, args.replan_every, args.frame_skip, args.readout,
+                           args.mean_weight)
         record = run_goal(row, goal, real, offset * args.budget_factor, actor, args.frame_skip)
         record["settings_key"] = key
         records.append(record)
@@ -369,6 +386,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--frame-skip", type=int, default=4, help="env steps each action is held (the learned model's 4)")
     p.add_argument("--readout", default="judge", choices=("judge", "pose"),
                    help="learned model: pixel judge on predicted frames, or its predicted pose tokens")
+    p.add_argument("--noise-beta", type=float, default=0.0,
+                   help="colour of the sampling noise along the horizon (iCEM): 0 white, 2 brown (PlannerConfig)")
+    p.add_argument("--keep-elites", type=float, default=0.0,
+                   help="share of CEM's elites carried into the next iteration's samples (PlannerConfig)")
+    p.add_argument("--mean-weight", type=float, default=0.0,
+                   help="planners' cost: add this times the mean step cost (GoalCost.mean_weight; 0 = best + last step)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument("--resume", action="store_true", help="keep finished goals of the same settings in <out>/pusht_planning_episodes.jsonl")

@@ -75,6 +75,7 @@ class GoalCost:
     angle_tolerance: float = ANGLE_TOLERANCE
     last_weight: float = 1.0
     approach_weight: float = 0.0
+    mean_weight: float = 0.0
 
     def __post_init__(self) -> None:
         goal = np.asarray(self.goal, dtype=np.float64).reshape(-1)
@@ -82,8 +83,9 @@ class GoalCost:
             raise ValueError(f"a PushT goal is 5 finite numbers (agent x, y, block x, y, angle), got {self.goal!r}")
         if not (self.agent or self.block):
             raise ValueError("a goal cost needs the agent's term, the block's, or both")
-        if not (self.position_tolerance > 0 and self.angle_tolerance > 0 and self.approach_weight >= 0):
-            raise ValueError("tolerances must be > 0 and approach_weight >= 0")
+        if not (self.position_tolerance > 0 and self.angle_tolerance > 0 and self.approach_weight >= 0
+                and self.mean_weight >= 0):
+            raise ValueError("tolerances must be > 0, approach_weight >= 0 and mean_weight >= 0")
         object.__setattr__(self, "goal", goal)
 
     def step_costs(self, states: np.ndarray) -> np.ndarray:
@@ -103,10 +105,10 @@ class GoalCost:
         return np.where(np.isfinite(cost), cost, MISSING_COST)
 
     def __call__(self, states: np.ndarray) -> np.ndarray:
-        """(N, H, 5) -> (N,): the best step's cost plus `last_weight` times the last step's (plus the approach
-        term when `approach_weight` > 0)."""
+        """(N, H, 5) -> (N,): the best step's cost plus `last_weight` times the last step's (plus the mean
+        and approach terms when their weights are > 0)."""
         costs = self.step_costs(states)
-        total = costs.min(axis=1) + self.last_weight * costs[:, -1]
+        total = costs.min(axis=1) + self.last_weight * costs[:, -1] + self.mean_weight * costs.mean(axis=1)
         if self.approach_weight:
             states = np.asarray(states, dtype=np.float64)
             gap = np.hypot(states[..., 0] - states[..., 2], states[..., 1] - states[..., 3]) / self.position_tolerance
@@ -337,7 +339,10 @@ class PlannerConfig:
     """The search budget. `samples` sequences per iteration, `iterations` refinements, `elites` kept (CEM),
     `horizon` actions per sequence (each held the model's frame skip), `init_std` / `min_std` the sampling
     spread in world units, `method` "cem" or "mppi" (`mppi_temperature`: the softmax temperature on costs,
-    relative to their spread). The paper budget: 300 samples, 30 iterations, top 30, horizon 5."""
+    relative to their spread). `noise_beta`: the sampling noise's colour along the horizon (iCEM, Pinneri et
+    al. 2020): power spectrum 1/f^beta, 0 = white (each action drawn on its own), 2 = brown (a smooth drift
+    of targets). `keep_elites`: CEM carries this share of its elites into the next iteration's samples (iCEM's
+    elite reuse). The paper budget: 300 samples, 30 iterations, top 30, horizon 5."""
 
     samples: int = 64
     iterations: int = 4
@@ -347,6 +352,8 @@ class PlannerConfig:
     min_std: float = 4.0
     method: str = "cem"
     mppi_temperature: float = 0.1
+    noise_beta: float = 0.0
+    keep_elites: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("samples", "iterations", "elites", "horizon"):
@@ -357,6 +364,8 @@ class PlannerConfig:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if not (self.init_std > 0 and self.min_std >= 0 and self.mppi_temperature > 0):
             raise ValueError("init_std and mppi_temperature must be > 0, min_std >= 0")
+        if not (self.noise_beta >= 0 and 0 <= self.keep_elites <= 1):
+            raise ValueError(f"noise_beta must be >= 0 and keep_elites in [0, 1], got {self.noise_beta}, {self.keep_elites}")
 
 
 @dataclass
@@ -383,6 +392,20 @@ class MPCPlanner:
     def reset(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
 
+    def noise(self, samples: int, horizon: int) -> np.ndarray:
+        """(samples, horizon, 2) unit-variance noise, white or coloured along the horizon (`noise_beta`)."""
+        beta = self.config.noise_beta
+        if beta == 0 or horizon < 2:
+            return self.rng.standard_normal((samples, horizon, 2))
+        frequencies = np.fft.rfftfreq(horizon)
+        frequencies[0] = frequencies[1]  # the mean's drift gets the lowest frequency's power
+        amplitude = frequencies ** (-beta / 2)
+        shape = (samples, 2, len(frequencies))
+        spectrum = amplitude * (self.rng.standard_normal(shape) + 1j * self.rng.standard_normal(shape))
+        noise = np.fft.irfft(spectrum, n=horizon, axis=-1)
+        noise /= noise.std(axis=-1, keepdims=True) + 1e-12
+        return noise.transpose(0, 2, 1)
+
     def plan(self, start: PlanStart, cost: GoalCost, warm: np.ndarray | None = None) -> Plan:
         """Search a sequence from `start` minimising `cost`; `warm` (H', 2) seeds the mean (e.g. the last plan
         shifted by the actions executed since), else every action starts at the agent's position."""
@@ -395,9 +418,11 @@ class MPCPlanner:
             mean = np.repeat(start.agent()[None], horizon, axis=0)
         std = np.full((horizon, 2), config.init_std)
         best_actions, best_cost, best_states, history = mean.copy(), np.inf, None, []
+        kept = np.zeros((0, horizon, 2))
         for _ in range(config.iterations):
-            samples = mean[None] + std[None] * self.rng.standard_normal((config.samples, horizon, 2))
+            samples = mean[None] + std[None] * self.noise(config.samples, horizon)
             samples[0] = mean  # the current mean is always scored
+            samples[1 : 1 + len(kept)] = kept[: config.samples - 1]  # the last iteration's best, kept (keep_elites)
             samples = np.clip(samples, 0.0, WORLD)
             states = self.model.rollout(start, samples)
             costs = cost(states)
@@ -407,6 +432,7 @@ class MPCPlanner:
             history.append(float(costs[order[0]]))
             if config.method == "cem":
                 elites = samples[order[: config.elites]]
+                kept = elites[: int(round(config.keep_elites * config.elites))]
                 mean, std = elites.mean(axis=0), np.maximum(elites.std(axis=0), config.min_std)
             else:
                 spread = max(float(np.std(costs)), 1e-6)
@@ -426,11 +452,13 @@ class PushTMPCPolicy:
     `model`: "learned:<checkpoint>", "gym-pusht" or "mujoco" (`make_model`). A physics model reads the start
     state off the frame with the pixel judge (agent velocity taken as 0) unless `act(..., state=...)` gives
     it. `goal`: (agent x, y, block x, y, angle), both terms counting; default: gym-pusht's fixed goal T, block
-    only, at `NearGoalTask`'s tolerances with the approach term (`NEAR_GOAL_COST`). `blind`: agent term only."""
+    only, at `NearGoalTask`'s tolerances with the approach term (`NEAR_GOAL_COST`). `blind`: agent term only.
+    `mean_weight`: the explicit goal's `GoalCost.mean_weight`."""
 
     def __init__(self, seed: int = 0, model: str = "learned:pusht_pose_base", goal: Any = None,
                  config: PlannerConfig | None = None, replan_every: int = 1, blind: bool = False,
-                 readout: str = "judge", frame_skip: int = 4) -> None:
+                 readout: str = "judge", frame_skip: int = 4, mean_weight: float = 0.0) -> None:
+        self.mean_weight = float(mean_weight)
         self.model = make_model(model, frame_skip=frame_skip, readout=readout) if isinstance(model, str) else model
         self.config = config or PlannerConfig()
         self.replan_every = _positive(replan_every, "replan_every")
@@ -447,7 +475,7 @@ class PushTMPCPolicy:
                 raise ValueError("a block-blind planner needs an explicit goal (its agent position counts)")
             self.cost = NEAR_GOAL_COST
         else:
-            self.cost = GoalCost(goal, agent=True, block=not self.blind)
+            self.cost = GoalCost(goal, agent=True, block=not self.blind, mean_weight=self.mean_weight)
 
     def reset(self, seed: int) -> None:
         self.planner.reset(seed)

@@ -143,6 +143,23 @@ def test_cost_is_one_per_term_at_the_tolerance_and_blind_ignores_the_block():
     assert reached(goal + [5, 5, 5, 5, 0.1], goal) and not reached(goal + [0, 0, 0, 0, 0.5], goal)
 
 
+def test_mean_weight_prefers_arriving_and_staying_over_passing_the_goal_once():
+    """Agent-only cost (blind), 4 steps: `stay` is 10 units off throughout, `passing` touches the goal at step 2
+    between two far steps and ends 18 off. Best + last prefers `passing` (0.9 < 1.0); with the mean step's cost
+    at weight 0.5 `stay` wins (1.25 < 1.76), and the policy passes its weight on to an explicit goal's cost."""
+    goal = np.array([100.0, 100.0, 300.0, 300.0, 0.0])
+    states = np.repeat(goal[None, None], 4, axis=1).repeat(2, axis=0)
+    states[0, :, 0] += 10.0
+    states[1, :, 0] += [60.0, 0.0, 60.0, 18.0]
+    plain, weighted = GoalCost(goal, block=False), GoalCost(goal, block=False, mean_weight=0.5)
+    np.testing.assert_allclose(plain(states), [1.0, 0.9])
+    np.testing.assert_allclose(weighted(states), [1.25, 0.9 + 0.5 * 1.725])
+    with pytest.raises(ValueError, match="mean_weight >= 0"):
+        GoalCost(goal, mean_weight=-1.0)
+    policy = PushTMPCPolicy(model=GymPushTModel(), goal=goal, config=SMALL, mean_weight=0.5)
+    assert policy.cost.mean_weight == 0.5 and NEAR_GOAL_COST.mean_weight == 0.0
+
+
 def test_near_goal_cost_uses_the_task_tolerances_and_rewards_approaching_the_block():
     from rlvr_sim.policies.pusht import NearGoalTask
 
@@ -182,3 +199,21 @@ def test_mpc_policy_is_a_frame_policy_that_real2sim_builds(real):
     assert first.shape == (2,) and first.dtype == np.float32 and len(policy.decision_seconds) == 1
     policy.reset(3)
     assert np.array_equal(checked_action(policy, frame, "mpc"), first)  # reset(seed) replays
+
+
+def test_coloured_noise_drifts_along_the_horizon_and_elites_are_kept():
+    """noise_beta 2 (brown): neighbouring actions' noise correlates (white: not), unit variance per sample and
+    seeded; keep_elites: CEM scores last iteration's best sequences again, so its best cost never rises."""
+    white = MPCPlanner(GymPushTModel(), PlannerConfig(), seed=0).noise(4000, 6)
+    brown = MPCPlanner(GymPushTModel(), PlannerConfig(noise_beta=2.0), seed=0).noise(4000, 6)
+    lag = lambda n: np.corrcoef(n[:, :-1].ravel(), n[:, 1:].ravel())[0, 1]  # noqa: E731
+    assert abs(lag(white)) < 0.05 and lag(brown) > 0.3
+    np.testing.assert_allclose(brown.std(axis=1), 1.0, atol=1e-6)
+    np.testing.assert_array_equal(brown, MPCPlanner(GymPushTModel(), PlannerConfig(noise_beta=2.0), seed=0).noise(4000, 6))
+    config = PlannerConfig(samples=8, iterations=3, elites=4, horizon=3, keep_elites=0.5, noise_beta=1.0)
+    start, cost = PlanStart(state=[100.0, 300.0, 250.0, 250.0, 0.3]), GoalCost([200.0, 300.0, 260.0, 250.0, 0.3])
+    history = MPCPlanner(GymPushTModel(), config, seed=1).plan(start, cost).costs_per_iteration
+    assert all(later <= earlier + 1e-9 for earlier, later in zip(history, history[1:]))
+    for bad in ({"noise_beta": -1.0}, {"keep_elites": 1.5}):
+        with pytest.raises(ValueError, match="noise_beta must be >= 0 and keep_elites"):
+            PlannerConfig(**bad)
