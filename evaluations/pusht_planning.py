@@ -151,14 +151,15 @@ def is_planner(row: str) -> bool:
 
 
 def make_actor(row: str, seed: int, config: Any, replan_every: int, frame_skip: int, readout: str,
-               mean_weight: float = 0.0) -> Any:
+               mean_weight: float = 0.0, context_steps: int = 0) -> Any:
     """The row's policy: a planner (`mpc:` / `blind:` + model) or a frame-only policy by Real2Sim's names."""
     if is_planner(row):
         from rlvr_sim.policies.pusht_mpc import PushTMPCPolicy
 
         kind, _, model = row.partition(":")
         return PushTMPCPolicy(seed=seed, model=model, goal=np.zeros(5), config=config, replan_every=replan_every,
-                              blind=kind == "blind", readout=readout, frame_skip=frame_skip, mean_weight=mean_weight)
+                              blind=kind == "blind", readout=readout, frame_skip=frame_skip, mean_weight=mean_weight,
+                              context_steps=context_steps)
     from rlvr_sim.evaluations.real2sim_episodes import make_policy
 
     return make_policy(row, seed=seed)
@@ -263,6 +264,7 @@ def markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
              f"{settings['replan_every']} action(s)"
              + (f", noise colour beta {settings['planner']['noise_beta']:g}" if settings["planner"].get("noise_beta") else "")
              + (f", {settings['planner']['keep_elites']:g} of the elites kept" if settings["planner"].get("keep_elites") else "")
+             + (f", learned models with {settings['context_steps']} past frame(s) as context" if settings.get("context_steps") else "")
              + "; cost: best step + last step"
              + (f" + {settings['mean_weight']:g} x mean step" if settings.get("mean_weight") else "")
              + f". Wall time {settings['seconds']:.0f} s on {settings['machine']}.", ""]
@@ -294,8 +296,9 @@ def _settings_key(settings: dict[str, Any]) -> str:
                                      "replan_every", "planner", "readout")}
     # options added later count only when set, so logs written before them still resume
     keep["planner"] = {k: v for k, v in keep["planner"].items() if not (k in LATER_PLANNER_OPTIONS and v == 0)}
-    if settings.get("mean_weight"):
-        keep["mean_weight"] = settings["mean_weight"]
+    for option in ("mean_weight", "context_steps"):
+        if settings.get(option):
+            keep[option] = settings[option]
     return hashlib.sha1(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -315,6 +318,8 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
         raise SystemExit("--offsets must be positive and --budget-factor >= 1")
     if not args.mean_weight >= 0:
         raise SystemExit(f"--mean-weight must be >= 0, got {args.mean_weight}")
+    if args.context_steps < 0:
+        raise SystemExit(f"--context-steps must be >= 0, got {args.context_steps}")
     config = PlannerConfig(samples=args.samples, iterations=args.iterations, elites=min(args.elites, args.samples),
                            horizon=args.horizon, init_std=args.init_std, method=args.method,
                            noise_beta=args.noise_beta, keep_elites=args.keep_elites)
@@ -322,9 +327,10 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
                 "data": str(args.data), "goals": args.goals, "seed": args.seed, "stride": args.stride,
                 "offsets": offsets, "budget_factor": args.budget_factor, "frame_skip": args.frame_skip,
                 "replan_every": args.replan_every, "planner": asdict(config), "readout": args.readout,
-                "mean_weight": args.mean_weight, "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
+                "mean_weight": args.mean_weight, "context_steps": args.context_steps, "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
     for row in rows:  # a row that cannot be built (unknown model, broken user policy) fails before any goal
-        make_actor(row, args.seed, config, args.replan_every, args.frame_skip, args.readout, args.mean_weight)
+        make_actor(row, args.seed, config, args.replan_every, args.frame_skip, args.readout, args.mean_weight,
+                   args.context_steps)
     goals = load_goals(args.data, args.goals, offsets, seed=args.seed, stride=args.stride)
     out = results_dir(args.out if args.out is not None else None)
     out = out if args.out is not None else out / "pusht_planning"
@@ -350,7 +356,7 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
             continue
         actor_seed = int(np.random.SeedSequence([args.seed, goal.index, offset, *row.encode()]).generate_state(1)[0])
         actor = make_actor(row, actor_seed, config, args.replan_every, args.frame_skip, args.readout,
-                           args.mean_weight)
+                           args.mean_weight, args.context_steps)
         record = run_goal(row, goal, real, offset * args.budget_factor, actor, args.frame_skip)
         record["settings_key"] = key
         records.append(record)
@@ -390,6 +396,8 @@ def parser() -> argparse.ArgumentParser:
                    help="colour of the sampling noise along the horizon (iCEM): 0 white, 2 brown (PlannerConfig)")
     p.add_argument("--keep-elites", type=float, default=0.0,
                    help="share of CEM's elites carried into the next iteration's samples (PlannerConfig)")
+    p.add_argument("--context-steps", type=int, default=0,
+                   help="learned models plan from the frame with up to this many earlier frames and actions as context")
     p.add_argument("--mean-weight", type=float, default=0.0,
                    help="planners' cost: add this times the mean step cost (GoalCost.mean_weight; 0 = best + last step)")
     p.add_argument("--seed", type=int, default=0)

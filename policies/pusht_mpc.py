@@ -121,10 +121,13 @@ class GoalCost:
 class PlanStart:
     """Where a plan starts: the frame (uint8 (S, S, 3), what a learned model needs) and/or the true state
     (agent x, y, block x, y, angle[, agent vx, vy]; what a physics model needs). Either may be None; a
-    physics model given a frame only reads the state off it with the pixel judge (velocity 0)."""
+    physics model given a frame only reads the state off it with the pixel judge (velocity 0). `context`: the
+    K frames seen before `frame` and the action taken from each, which a learned model reads as the start of
+    its window (how the agent was moving); physics models ignore it."""
 
     frame: np.ndarray | None = None
     state: np.ndarray | None = None
+    context: tuple[np.ndarray, np.ndarray] | None = None  # (past frames (K, S, S, 3), actions (K, 2)), oldest first
 
     def physical_state(self) -> np.ndarray:
         """(7,) agent x, y, block x, y, angle, agent vx, vy."""
@@ -273,16 +276,27 @@ class LearnedPushTModel:
         self.name = f"learned:{self.world.checkpoint.name}"
         self.frames_generated = 0
 
+    def _frames(self, frames: Any) -> np.ndarray:
+        """(K, S', S', 3) uint8 frames at the model's size (resized the pipeline's way when S' differs)."""
+        frames = np.asarray(frames)
+        size = self.world.image_size
+        if frames.ndim == 4 and frames.shape[1:3] != (size, size) and frames.dtype == np.uint8:
+            from rlvr_sim.data.episodes import resize_frames  # the pipeline's one resize
+
+            frames = resize_frames(frames, size)
+        return self.world.check_frames(frames, len(frames))
+
     def _frame(self, start: PlanStart) -> np.ndarray:
         if start.frame is None:
             raise ValueError("a learned model starts from a frame: PlanStart(frame=...)")
-        frame = np.asarray(start.frame)
-        size = self.world.image_size
-        if frame.ndim == 3 and frame.shape[:2] != (size, size) and frame.dtype == np.uint8:
-            from rlvr_sim.data.episodes import resize_frames  # the pipeline's one resize
+        return self._frames(np.asarray(start.frame)[None])[0]
 
-            frame = resize_frames(frame[None], size)[0]
-        return self.world.check_frames(frame[None], 1)[0]
+    def _context(self, start: PlanStart, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if start.context is None:
+            return None
+        past, actions = start.context
+        past, actions = self._frames(past), np.asarray(actions, dtype=np.float64)
+        return np.repeat(past[None], n, axis=0), np.repeat(actions.reshape(len(past), -1)[None], n, axis=0)
 
     def rollout(self, start: PlanStart, actions: np.ndarray) -> np.ndarray:
         actions = _check_actions(actions)
@@ -291,7 +305,7 @@ class LearnedPushTModel:
             raise ValueError(f"readout='pose' reads at most the model's {self.world.horizon} steps")
         frames = np.repeat(self._frame(start)[None], n, axis=0)
         predicted = self.world.rollout(frames, actions, list(range(n)), temperature=0.0, median=self.median,
-                                       batch_size=n)
+                                       batch_size=n, context=self._context(start, n))
         self.frames_generated += n * horizon
         if self.readout == "pose":
             codes = self.world.history_codes[-horizon:]
@@ -342,7 +356,8 @@ class PlannerConfig:
     relative to their spread). `noise_beta`: the sampling noise's colour along the horizon (iCEM, Pinneri et
     al. 2020): power spectrum 1/f^beta, 0 = white (each action drawn on its own), 2 = brown (a smooth drift
     of targets). `keep_elites`: CEM carries this share of its elites into the next iteration's samples (iCEM's
-    elite reuse). The paper budget: 300 samples, 30 iterations, top 30, horizon 5."""
+    elite reuse). `warm_std`: the spread of a search warm-started from the last plan (None: `init_std`).
+    The paper budget: 300 samples, 30 iterations, top 30, horizon 5."""
 
     samples: int = 64
     iterations: int = 4
@@ -354,6 +369,7 @@ class PlannerConfig:
     mppi_temperature: float = 0.1
     noise_beta: float = 0.0
     keep_elites: float = 0.0
+    warm_std: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("samples", "iterations", "elites", "horizon"):
@@ -364,6 +380,8 @@ class PlannerConfig:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if not (self.init_std > 0 and self.min_std >= 0 and self.mppi_temperature > 0):
             raise ValueError("init_std and mppi_temperature must be > 0, min_std >= 0")
+        if self.warm_std is not None and not self.warm_std > 0:
+            raise ValueError(f"warm_std must be > 0 (or None: init_std), got {self.warm_std}")
         if not (self.noise_beta >= 0 and 0 <= self.keep_elites <= 1):
             raise ValueError(f"noise_beta must be >= 0 and keep_elites in [0, 1], got {self.noise_beta}, {self.keep_elites}")
 
@@ -411,12 +429,14 @@ class MPCPlanner:
         shifted by the actions executed since), else every action starts at the agent's position."""
         config, began = self.config, time.perf_counter()
         horizon = config.horizon
+        spread = config.init_std
         if warm is not None and len(warm):
             warm = np.asarray(warm, dtype=np.float64).reshape(-1, 2)[:horizon]
             mean = np.concatenate([warm, np.repeat(warm[-1:], horizon - len(warm), axis=0)])
+            spread = config.warm_std if config.warm_std is not None else config.init_std
         else:
             mean = np.repeat(start.agent()[None], horizon, axis=0)
-        std = np.full((horizon, 2), config.init_std)
+        std = np.full((horizon, 2), spread)
         best_actions, best_cost, best_states, history = mean.copy(), np.inf, None, []
         kept = np.zeros((0, horizon, 2))
         for _ in range(config.iterations):
@@ -453,12 +473,17 @@ class PushTMPCPolicy:
     state off the frame with the pixel judge (agent velocity taken as 0) unless `act(..., state=...)` gives
     it. `goal`: (agent x, y, block x, y, angle), both terms counting; default: gym-pusht's fixed goal T, block
     only, at `NearGoalTask`'s tolerances with the approach term (`NEAR_GOAL_COST`). `blind`: agent term only.
-    `mean_weight`: the explicit goal's `GoalCost.mean_weight`."""
+    `mean_weight`: the explicit goal's `GoalCost.mean_weight`. `context_steps`: a learned model plans from
+    the current frame with up to this many earlier frames and the actions taken from them as context
+    (`PlanStart.context`; 0: the frame alone)."""
 
     def __init__(self, seed: int = 0, model: str = "learned:pusht_pose_base", goal: Any = None,
                  config: PlannerConfig | None = None, replan_every: int = 1, blind: bool = False,
-                 readout: str = "judge", frame_skip: int = 4, mean_weight: float = 0.0) -> None:
+                 readout: str = "judge", frame_skip: int = 4, mean_weight: float = 0.0, context_steps: int = 0) -> None:
         self.mean_weight = float(mean_weight)
+        if not (isinstance(context_steps, int) and context_steps >= 0):
+            raise ValueError(f"context_steps must be an integer >= 0, got {context_steps!r}")
+        self.context_steps = context_steps
         self.model = make_model(model, frame_skip=frame_skip, readout=readout) if isinstance(model, str) else model
         self.config = config or PlannerConfig()
         self.replan_every = _positive(replan_every, "replan_every")
@@ -482,16 +507,24 @@ class PushTMPCPolicy:
         self.plan: Plan | None = None
         self.queue: list[np.ndarray] = []
         self.decision_seconds: list[float] = []
+        self.past: list[tuple[np.ndarray, np.ndarray]] = []  # (frame, action taken) of earlier calls
 
     def act(self, frame: np.ndarray, estimate: Any = None, state: np.ndarray | None = None) -> np.ndarray:
         """The next target (float32 (2,)). `estimate` (Real2Sim's judge reading) is ignored; `state` (agent
         x, y, block x, y, angle[, agent vx, vy]) is the true state where the caller has it."""
         if not self.queue:
             warm = None if self.plan is None else self.plan.actions[self.replan_every:]
-            self.plan = self.planner.plan(PlanStart(frame=frame, state=state), self.cost, warm)
+            context = None
+            if self.context_steps and self.past:
+                recent = self.past[-self.context_steps :]
+                context = (np.stack([f for f, _ in recent]), np.stack([a for _, a in recent]))
+            self.plan = self.planner.plan(PlanStart(frame=frame, state=state, context=context), self.cost, warm)
             self.decision_seconds.append(self.plan.seconds)
             self.queue = list(self.plan.actions[: self.replan_every])
-        return np.asarray(self.queue.pop(0), dtype=np.float32)
+        action = np.asarray(self.queue.pop(0), dtype=np.float32)
+        if self.context_steps:
+            self.past = [*self.past, (np.asarray(frame).copy(), action.astype(np.float64))][-self.context_steps :]
+        return action
 
 
 # The budget of the named Real2Sim classes below: the planning evaluation's CPU budget (docs/planning.md),

@@ -180,18 +180,31 @@ class VideoWorldModel:
             raise ValueError("action contains NaN or inf")
         return actions
 
-    def start(self, frames: np.ndarray, seeds: list[int]) -> None:
-        """Anchor every row at its frame (its absolute codes); the LM is prefilled at the first step."""
+    def start(self, frames: np.ndarray, seeds: list[int], context: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Anchor every row at its frame (its absolute codes); the LM is prefilled at the first step.
+
+        `context` = (past frames uint8 (N, K, S, S, 3), actions (N, K, A)): the K frames seen before `frames`
+        and the action taken from each, oldest first. The rows are then anchored at the oldest, with the later
+        frames and the actions as context, the way a rolling window keeps them: the model sees where the agent
+        came from (its speed), as in training windows past their first step. K < the model's horizon."""
         from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL
 
         if len(seeds) != len(frames):
             raise ValueError(f"got {len(seeds)} seeds for {len(frames)} frames")
+        past, past_actions = (None, None) if context is None else self._check_context(context, len(frames))
+        every = frames if past is None else np.concatenate([past.reshape(-1, *frames.shape[1:]), frames])
         if isinstance(self.tokenizer, PoseTokenizer):  # a learned visual model accepts any frame of its size
-            for row, frame in enumerate(frames):
+            for row, frame in enumerate(every):
                 if problems := unreadable_objects(frame):
                     raise ValueError(f"start frame {row} shows " + " and ".join(problems) + ": the pose model "
                                      "reads its start state off both (is it a PushT frame?)")
         self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        self.session = None
+        if past is not None:
+            later = [past[:, k] for k in range(1, past.shape[1])] + [frames.copy()]
+            self._anchor(past[:, 0], later, [self.action_bins.encode(past_actions[:, k]) for k in range(past.shape[1])])
+            self.last_frames = frames.copy()
+            return
         self.anchor = frames.copy()
         self.last_frames = frames.copy()
         codes = self.tokenizer.encode(frames, None, ABSOLUTE)
@@ -200,20 +213,36 @@ class VideoWorldModel:
         own = codes if self.tokenizer.context_free else self.tokenizer.encode(frames, frames, CONDITIONAL)
         self.history_codes = [own]
         self.history_frames, self.history_bins = [frames.copy()], []
-        self.session = None
         self.steps_since_anchor = 0
 
-    def _roll(self) -> None:
-        """Re-anchor at the frame `horizon // 2` steps back, keeping the later frames and actions as context."""
+    def _check_context(self, context: Any, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            past, actions = context
+        except (TypeError, ValueError):
+            raise ValueError("context must be (past frames (N, K, S, S, 3), actions (N, K, A))") from None
+        past, actions = np.asarray(past), np.asarray(actions, dtype=np.float64)
+        size, dim = self.image_size, self.codec.action_dim
+        if past.ndim != 5 or past.shape[0] != rows or past.shape[2:] != (size, size, 3) or past.dtype != np.uint8:
+            raise ValueError(f"context frames must be uint8 (N={rows}, K, {size}, {size}, 3), got {past.dtype} {past.shape}")
+        if actions.shape != (rows, past.shape[1], dim) or not np.isfinite(actions).all():
+            raise ValueError(f"context actions must be finite (N={rows}, K={past.shape[1]}, {dim}), got {actions.shape}")
+        if not 1 <= past.shape[1] < self.horizon:
+            raise ValueError(f"context holds 1 to {self.horizon - 1} past frames (the model's horizon is {self.horizon}), "
+                             f"got {past.shape[1]}")
+        return past, actions
+
+    def _anchor(self, anchor: np.ndarray, frames: list[np.ndarray], bins: list[np.ndarray],
+                codes: tuple[np.ndarray, list[np.ndarray]] | None = None) -> None:
+        """Anchor at `anchor` with the later `frames` and the action `bins` between them as context (their
+        codes, when `codes` does not give them: (anchor codes, [codes of each frame]))."""
         from rlvr_sim.models.visual_tokenizer import ABSOLUTE, CONDITIONAL
 
-        keep = self.horizon // 2
-        anchor = self.history_frames[-keep - 1]
-        frames = self.history_frames[-keep:]
-        bins = self.history_bins[-keep:]
-        if self.tokenizer.context_free:  # codes do not depend on the anchor: reuse the sampled codes
-            abs_codes = anchor_codes = self.history_codes[-keep - 1]
-            cond = self.history_codes[-keep:]
+        if codes is not None:  # context-free codes the rolling window already holds
+            abs_codes = anchor_codes = codes[0]
+            cond = codes[1]
+        elif self.tokenizer.context_free:
+            abs_codes = anchor_codes = self.tokenizer.encode(anchor, None, ABSOLUTE)
+            cond = [self.tokenizer.encode(f, None, ABSOLUTE) for f in frames]
         else:
             abs_codes = self.tokenizer.encode(anchor, None, ABSOLUTE)
             anchor_codes = self.tokenizer.encode(anchor, anchor, CONDITIONAL)
@@ -223,9 +252,17 @@ class VideoWorldModel:
         self.anchor = anchor.copy()
         self.history_frames = [anchor, *frames]
         self.history_codes = [anchor_codes, *cond]
-        self.history_bins = bins
+        self.history_bins = list(bins)
         self.session = None
-        self.steps_since_anchor = keep
+        self.steps_since_anchor = len(frames)
+
+    def _roll(self) -> None:
+        """Re-anchor at the frame `horizon // 2` steps back, keeping the later frames and actions as context."""
+        keep = self.horizon // 2
+        codes = None
+        if self.tokenizer.context_free:  # codes do not depend on the anchor: reuse the sampled codes
+            codes = (self.history_codes[-keep - 1], self.history_codes[-keep:])
+        self._anchor(self.history_frames[-keep - 1], self.history_frames[-keep:], self.history_bins[-keep:], codes)
 
     @property
     def serves_median(self) -> bool:
@@ -297,8 +334,10 @@ class VideoWorldModel:
         return frame_reward(self.last_frames)
 
     def rollout(self, frames: np.ndarray, actions: np.ndarray, seeds: list[int], temperature: float = 1.0,
-                batch_size: int = 32, median: bool = False) -> np.ndarray:
-        """Open-loop rollouts: (N, S, S, 3) start frames and (N, H, A) actions -> (N, H, S, S, 3) frames.
+                batch_size: int = 32, median: bool = False,
+                context: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Open-loop rollouts: (N, S, S, 3) start frames and (N, H, A) actions -> (N, H, S, S, 3) frames
+        (`context`: the past frames and actions before each start, as `start` takes them).
 
         The evaluations call this: it is `step` in a loop, the env's own path."""
         frames = self.check_frames(frames, len(frames))
@@ -306,7 +345,8 @@ class VideoWorldModel:
         out = np.zeros((len(frames), actions.shape[1], *frames.shape[1:]), np.uint8)
         for lo in range(0, len(frames), batch_size):
             hi = min(lo + batch_size, len(frames))
-            self.start(frames[lo:hi], list(seeds[lo:hi]))
+            self.start(frames[lo:hi], list(seeds[lo:hi]),
+                       None if context is None else (context[0][lo:hi], context[1][lo:hi]))
             for t in range(actions.shape[1]):
                 out[lo:hi, t] = self.step(self.check_actions(actions[lo:hi, t], hi - lo), temperature, median)
         return out

@@ -296,3 +296,41 @@ def test_viewer_shows_the_frames_the_env_gives_for_the_same_seed(pose_checkpoint
     direct = [frame] + [env.step(session.target.copy())[0] for _ in range(5)]
     assert np.array_equal(np.stack(viewed), np.stack(direct))
     assert not all(np.array_equal(direct[0], f) for f in direct[1:])  # the rollout moves: a real comparison
+
+
+def test_start_with_context_is_the_rolled_window(checkpoint):
+    """`start(frame, seeds, context=(past frames, actions))` anchors at the oldest past frame with the rest as
+    context: the same prompt the rolling window builds when it re-anchors there, and the same next frame."""
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+    rolled, fresh = VideoWorldModel(checkpoint), VideoWorldModel(checkpoint)
+    start = rolled.start_frames[:2]
+    actions = np.array([[[100.0, 200.0], [300.0, 120.0]], [[250.0, 400.0], [60.0, 90.0]],
+                        [[480.0, 30.0], [200.0, 200.0]], [[10.0, 500.0], [333.0, 222.0]]])  # (step, row, 2)
+    rolled.start(start, [0, 1])
+    for a in actions[:3]:
+        rolled.step(a, temperature=0.0)
+    rolled._roll()  # horizon 3: re-anchored at the frame one step back, as the 4th step would
+    keep = rolled.steps_since_anchor
+    past = np.stack(rolled.history_frames[:keep], axis=1)  # (rows, keep, S, S, 3)
+    fresh.start(rolled.history_frames[-1], [0, 1], context=(past, actions[3 - keep : 3].transpose(1, 0, 2)))
+    assert fresh.prefix == rolled.prefix and fresh.steps_since_anchor == keep
+    np.testing.assert_array_equal(fresh.step(actions[3], temperature=0.0), rolled.step(actions[3], temperature=0.0))
+    plain = VideoWorldModel(checkpoint)
+    plain.start(rolled.history_frames[-2], [0, 1])
+    assert plain.prefix != fresh.prefix
+
+
+def test_start_context_bad_input_is_named(checkpoint):
+    from rlvr_sim.envs.video.world_model_env import VideoWorldModel
+
+    world = VideoWorldModel(checkpoint)
+    frames = world.start_frames[:2]
+    good_past = np.stack([frames, frames], axis=1)[:, :1]
+    for context, match in (((good_past[:1], np.zeros((1, 1, 2))), "context frames"),
+                           ((good_past, np.zeros((2, 2, 2))), "context actions"),
+                           ((good_past, np.full((2, 1, 2), np.nan)), "context actions"),
+                           ((np.stack([frames] * 3, axis=1), np.zeros((2, 3, 2))), "1 to 2 past frames"),
+                           ("nonsense", "context must be")):
+        with pytest.raises(ValueError, match=match):
+            world.start(frames, [0, 1], context=context)

@@ -217,3 +217,36 @@ def test_coloured_noise_drifts_along_the_horizon_and_elites_are_kept():
     for bad in ({"noise_beta": -1.0}, {"keep_elites": 1.5}):
         with pytest.raises(ValueError, match="noise_beta must be >= 0 and keep_elites"):
             PlannerConfig(**bad)
+
+
+def test_policy_hands_its_recent_frames_and_actions_to_the_model_as_context():
+    """context_steps=2: the first plan starts from the frame alone; later plans get the last two frames the
+    policy saw before the current one and the actions it returned for them (replanning every action)."""
+
+    class Recorder:
+        name, frame_skip = "recorder", 4
+
+        def __init__(self):
+            self.contexts = []
+
+        def rollout(self, start, actions):
+            self.contexts.append(start.context)
+            return np.zeros((*actions.shape[:2], 5))
+
+    model = Recorder()
+    policy = PushTMPCPolicy(model=model, goal=np.zeros(5), config=SMALL, replan_every=1, context_steps=2)
+    frames = [np.full((64, 64, 3), i, np.uint8) for i in range(4)]
+    returned = []
+    for frame in frames:
+        seen = len(model.contexts)
+        returned.append(policy.act(frame, state=np.array([100.0, 100.0, 200.0, 200.0, 0.0])))
+        context = model.contexts[seen]  # the context of this decision's plan
+        if frame[0, 0, 0] == 0:
+            assert context is None
+        else:
+            past, actions = context
+            i = int(frame[0, 0, 0])
+            assert [int(f[0, 0, 0]) for f in past] == list(range(max(0, i - 2), i))
+            np.testing.assert_allclose(actions, np.stack(returned[max(0, i - 2) : i]))
+    with pytest.raises(ValueError, match="context_steps"):
+        PushTMPCPolicy(model=model, goal=np.zeros(5), config=SMALL, context_steps=-1)
