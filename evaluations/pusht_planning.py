@@ -264,6 +264,7 @@ def markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
              f"{settings['replan_every']} action(s)"
              + (f", noise colour beta {settings['planner']['noise_beta']:g}" if settings["planner"].get("noise_beta") else "")
              + (f", {settings['planner']['keep_elites']:g} of the elites kept" if settings["planner"].get("keep_elites") else "")
+             + (f", spread {settings['planner']['warm_std']:g} when warm-started" if settings["planner"].get("warm_std") else "")
              + (f", learned models with {settings['context_steps']} past frame(s) as context" if settings.get("context_steps") else "")
              + "; cost: best step + last step"
              + (f" + {settings['mean_weight']:g} x mean step" if settings.get("mean_weight") else "")
@@ -287,7 +288,7 @@ def markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-LATER_PLANNER_OPTIONS = ("noise_beta", "keep_elites")
+LATER_PLANNER_OPTIONS = ("noise_beta", "keep_elites", "warm_std")
 
 
 def _settings_key(settings: dict[str, Any]) -> str:
@@ -295,7 +296,7 @@ def _settings_key(settings: dict[str, Any]) -> str:
     keep = {k: settings[k] for k in ("data", "goals", "seed", "stride", "offsets", "budget_factor", "frame_skip",
                                      "replan_every", "planner", "readout")}
     # options added later count only when set, so logs written before them still resume
-    keep["planner"] = {k: v for k, v in keep["planner"].items() if not (k in LATER_PLANNER_OPTIONS and v == 0)}
+    keep["planner"] = {k: v for k, v in keep["planner"].items() if not (k in LATER_PLANNER_OPTIONS and not v)}
     for option in ("mean_weight", "context_steps"):
         if settings.get(option):
             keep[option] = settings[option]
@@ -322,7 +323,7 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
         raise SystemExit(f"--context-steps must be >= 0, got {args.context_steps}")
     config = PlannerConfig(samples=args.samples, iterations=args.iterations, elites=min(args.elites, args.samples),
                            horizon=args.horizon, init_std=args.init_std, method=args.method,
-                           noise_beta=args.noise_beta, keep_elites=args.keep_elites)
+                           noise_beta=args.noise_beta, keep_elites=args.keep_elites, warm_std=args.warm_std)
     settings = {"command": "python evaluations/pusht_planning.py " + " ".join(sys.argv[1:] if argv is None else argv),
                 "data": str(args.data), "goals": args.goals, "seed": args.seed, "stride": args.stride,
                 "offsets": offsets, "budget_factor": args.budget_factor, "frame_skip": args.frame_skip,
@@ -394,6 +395,8 @@ def parser() -> argparse.ArgumentParser:
                    help="learned model: pixel judge on predicted frames, or its predicted pose tokens")
     p.add_argument("--noise-beta", type=float, default=0.0,
                    help="colour of the sampling noise along the horizon (iCEM): 0 white, 2 brown (PlannerConfig)")
+    p.add_argument("--warm-std", type=float, default=None,
+                   help="sampling spread of a search warm-started from the last plan (default: --init-std)")
     p.add_argument("--keep-elites", type=float, default=0.0,
                    help="share of CEM's elites carried into the next iteration's samples (PlannerConfig)")
     p.add_argument("--context-steps", type=int, default=0,

@@ -50,6 +50,30 @@ def test_the_evaluation_runs_every_kind_of_row_and_resumes(expert_data, tmp_path
     assert again["episodes"] == report["episodes"]
 
 
+def test_planner_options_are_recorded_and_keyed_only_when_set(expert_data, tmp_path):
+    """--context-steps / --mean-weight / --noise-beta / --keep-elites / --warm-std reach the table and the
+    resume key; at their defaults the key is the one logs written before these options carry."""
+    from rlvr_sim.evaluations.pusht_planning import _settings_key
+
+    args = ["--data", str(expert_data), "--goals", "1", "--offsets", "10", "--rows", "mpc:learned:pusht_pose_base",
+            "--samples", "4", "--iterations", "1", "--elites", "2", "--horizon", "2", "--replan-every", "1",
+            "--readout", "pose", "--context-steps", "2", "--mean-weight", "0.5", "--noise-beta", "2",
+            "--keep-elites", "0.5", "--warm-std", "20", "--out", str(tmp_path), "--quiet"]  # fmt: skip
+    report = main(args)
+    table = (tmp_path / "pusht_planning.md").read_text()
+    for words in ("2 past frame(s) as context", "0.5 x mean step", "noise colour beta 2", "0.5 of the elites kept",
+                  "spread 20 when warm-started"):
+        assert words in table
+    settings = report["settings"]
+    old = {**settings, "planner": {k: v for k, v in settings["planner"].items()
+                                   if k not in ("noise_beta", "keep_elites", "warm_std")}}
+    for key in ("mean_weight", "context_steps"):
+        old.pop(key)
+    defaults = {**old, "mean_weight": 0.0, "context_steps": 0,
+                "planner": {**old["planner"], "noise_beta": 0.0, "keep_elites": 0.0, "warm_std": None}}
+    assert _settings_key(defaults) == _settings_key(old) != _settings_key(settings)
+
+
 def test_bad_rows_fail_before_any_goal(expert_data, tmp_path):
     with pytest.raises(SystemExit):
         main(["--data", str(expert_data), "--goals", "1", "--offsets", "10", "--rows", "random,random", "--out", str(tmp_path)])
