@@ -250,3 +250,13 @@ def test_policy_hands_its_recent_frames_and_actions_to_the_model_as_context():
             np.testing.assert_allclose(actions, np.stack(returned[max(0, i - 2) : i]))
     with pytest.raises(ValueError, match="context_steps"):
         PushTMPCPolicy(model=model, goal=np.zeros(5), config=SMALL, context_steps=-1)
+
+
+def test_named_learned_planners_read_pose_tokens_with_context():
+    """The Real2Sim classes plan the way the planning table's best learned row does (LEARNED_READOUT)."""
+    from rlvr_sim.policies.pusht_mpc import LEARNED_READOUT, GymPushTMPCPolicy, LearnedOrdinalMPCPolicy
+
+    learned = LearnedOrdinalMPCPolicy(seed=0)
+    assert learned.model.readout == LEARNED_READOUT["readout"] == "pose"
+    assert learned.context_steps == LEARNED_READOUT["context_steps"] == 3
+    assert GymPushTMPCPolicy(seed=0).context_steps == 0
