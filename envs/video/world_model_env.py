@@ -195,8 +195,9 @@ class VideoWorldModel:
         every = frames if past is None else np.concatenate([past.reshape(-1, *frames.shape[1:]), frames])
         if isinstance(self.tokenizer, PoseTokenizer):  # a learned visual model accepts any frame of its size
             for row, frame in enumerate(every):
+                name = f"start frame {row}" if past is None else f"frame {row} of the context and start frames"
                 if problems := unreadable_objects(frame):
-                    raise ValueError(f"start frame {row} shows " + " and ".join(problems) + ": the pose model "
+                    raise ValueError(f"{name} shows " + " and ".join(problems) + ": the pose model "
                                      "reads its start state off both (is it a PushT frame?)")
         self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
         self.session = None
