@@ -122,6 +122,15 @@ class LMWorldModel:
         answer does not depend on the other prompts of the batch. A prompt that leaves no room for
         `max_new_tokens` within the model's positions is not run: its answers are None.
         """
+        return [text for text, _ in self.generate_scored(prompts, temperature, seeds, seed, group_size)]
+
+    def generate_scored(self, prompts: Sequence[Sequence[int]], temperature: float | None = None,
+                        seeds: Sequence[int] | None = None, seed: int = 0,
+                        group_size: int = 1) -> list[tuple[str | None, float | None]]:
+        """`generate`'s answers, each with the model's confidence in it: the mean log-probability per
+        generated token (stop token included) under the model's own distribution (at temperature 0, the
+        log-probability of each greedy token; otherwise under the tempered distribution sampled from).
+        The same call, so the same tokens as `generate`; (None, None) for a prompt that is not run."""
         from rlvr_sim.rl.sampler import prompt_seeds, sample
 
         temperature = self.temperature if temperature is None else temperature
@@ -129,7 +138,7 @@ class LMWorldModel:
         if len(seeds) != len(prompts):
             raise ValueError(f"got {len(seeds)} seeds for {len(prompts)} prompts")
         runnable = [i for i, p in enumerate(prompts) if len(p) + self.max_new_tokens <= self.max_positions]
-        texts: list[str | None] = [None] * (len(prompts) * group_size)
+        texts: list[tuple[str | None, float | None]] = [(None, None)] * (len(prompts) * group_size)
         if runnable:
             # inference_mode: no autograd bookkeeping on the cache tensors (no training happens here)
             with torch.inference_mode():
@@ -138,9 +147,12 @@ class LMWorldModel:
                              stop_token_ids=self.stop_token_ids, pad_token_id=self.pad_token_id,
                              seeds=[seeds[i] for i in runnable])
             completions = out.completions()
+            sampled = out.loss_mask.float()
+            confidence = (out.logprobs * sampled).sum(-1) / sampled.sum(-1).clamp(min=1.0)
             for k, i in enumerate(runnable):
                 for g in range(group_size):
-                    texts[i * group_size + g] = self.codec.decode(completions[k * group_size + g])
+                    row = k * group_size + g
+                    texts[i * group_size + g] = (self.codec.decode(completions[row]), float(confidence[row]))
         return texts
 
     def too_long(self, prompt: Sequence[int]) -> str:

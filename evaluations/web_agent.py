@@ -8,7 +8,10 @@
 Agents (same policy and value function everywhere; only the world model differs):
 - `policy`: the policy alone (the most frequent of `--samples` sampled actions);
 - `mpc-sft` / `mpc-rlvr`: MPC with the embedded SFT / RLVR world model (assets/web_sft, assets/web_rlvr);
-- `mpc-browser`: MPC with the real browser as the "world model" (`BrowserEnv.simulate`): the upper bound.
+- `mpc-browser`: MPC with the real browser as the "world model" (`BrowserEnv.simulate`): the upper bound;
+- `mpc-sft-gated` / `mpc-rlvr-gated`: MPC with the SFT / RLVR model whose lookahead overrules the policy only
+  where the model is confident in its predictions (mean log-prob per predicted token >= `--min-confidence`,
+  `MPCWebAgent.min_confidence`).
 The policy and value are the local CPU ones (`HeuristicWebPolicy` at `--policy-temperature`,
 `HeuristicValueFunction`); the learned world models decode greedily (`--wm-temperature` to sample). Writes
 evaluations/results/web_agent.json and web_agent.md.
@@ -32,7 +35,10 @@ from typing import Any
 from rlvr_sim.reporting import add_out_argument
 from rlvr_sim.resources import asset_path, display_path, results_dir
 
-AGENTS = ("policy", "mpc-sft", "mpc-rlvr", "mpc-browser")
+AGENTS = ("policy", "mpc-sft", "mpc-rlvr", "mpc-browser", "mpc-sft-gated", "mpc-rlvr-gated")
+# The confidence gate's threshold: chosen on the decision states of `--decisions --repeats 2 --seed 20000`
+# (seeds apart from the success-rate runs'), where -0.02 gave both models' picks the highest true value.
+MIN_CONFIDENCE = -0.02
 
 
 def build_agent(name: str, env: Any, args: argparse.Namespace) -> Any:
@@ -49,13 +55,14 @@ def build_agent(name: str, env: Any, args: argparse.Namespace) -> Any:
     world_model: Any = None
     if name == "mpc-browser":
         world_model = BrowserLookahead(env)
-    elif name in ("mpc-sft", "mpc-rlvr"):
-        checkpoint = args.sft if name == "mpc-sft" else args.rlvr
+    elif name in ("mpc-sft", "mpc-rlvr", "mpc-sft-gated", "mpc-rlvr-gated"):
+        checkpoint = args.sft if name.startswith("mpc-sft") else args.rlvr
         world_model = LearnedWorldModel(LMWebWorldModel.from_checkpoint(checkpoint, temperature=args.wm_temperature))
     elif name != "policy":
         raise ValueError(f"unknown agent {name!r}; known: {', '.join(AGENTS)}")
     return MPCWebAgent(HeuristicWebPolicy(temperature=args.policy_temperature), HeuristicValueFunction(), world_model,
-                       n_samples=args.samples, top_k=args.top_k, depth=args.depth)
+                       n_samples=args.samples, top_k=args.top_k, depth=args.depth,
+                       min_confidence=args.min_confidence if name.endswith("-gated") else None)
 
 
 def episode_with_restart(env: Any, agent: Any, task_id: int, seed: int, max_steps: int,
@@ -139,22 +146,29 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
             history: list[str] = []
             for _ in range(args.max_steps):
                 objective, url = info["objective"], info["url"]
-                candidates = agent.ranked_proposals(objective, tree, url, history, rng)[: agent.top_k]
+                counts = agent.proposal_counts(objective, tree, url, history, rng)
+                candidates = list(counts)[: agent.top_k]
                 imagined = [a for a in candidates if not a.startswith("stop")]
                 real = {a: env.simulate(a) for a in imagined}
                 real_scores = agent.values(objective, tree, history, candidates, real)
                 real_pick = agent.best(candidates, real_scores)
                 state = {"task_id": task_id, "repeat": repeat, "candidates": candidates, "real_pick": real_pick,
-                         "real_scores": real_scores, "policy_pick": candidates[0], "models": {}}
+                         "real_scores": real_scores, "policy_pick": candidates[0], "models": {},
+                         "counts": {a: counts[a] for a in candidates}}
                 if train_keys is not None:
                     state["twin"] = {a: transition_key(tree, a) in train_keys for a in imagined}
                 for name, model in world_models.items():
-                    predictions = dict(zip(imagined, model.predict_batch(objective, url, imagined, tree, seed=seed)))
+                    scored = dict(zip(imagined, model.predict_batch_scored(objective, url, imagined, tree, seed=seed)))
+                    predictions = {a: text for a, (text, _) in scored.items()}
                     predicted = {a: next_tree_from_prediction(tree, p)[0] for a, p in predictions.items()}
                     f1 = {a: item_change_f1(predictions[a], format_changes(item_changes(tree, real[a]))).f1
                           for a in imagined}
                     scores = agent.values(objective, tree, history, candidates, predicted)
-                    state["models"][name] = {"pick": agent.best(candidates, scores), "f1": f1}
+                    confidence = {a: c for a, (_, c) in scored.items()}
+                    state["models"][name] = {"pick": agent.best(candidates, scores), "f1": f1, "scores": scores,
+                                             "confidence": confidence,
+                                             "gated_pick": agent.gated_best(candidates, scores, confidence,
+                                                                            args.min_confidence)}
                 states.append(state)
                 tree, _, terminated, truncated, info = env.step(real_pick)
                 history.append(real_pick)
@@ -175,6 +189,12 @@ def decisions(args: argparse.Namespace) -> dict[str, Any]:
         summary[name] = {"checkpoint": display_path(models[name]), "f1": 100.0 * float(np.mean(f1s)), "transitions": len(f1s),
                          "agreement": 100.0 * float(np.mean([p == s["real_pick"] for p, s in zip(picks, states)])),
                          "true_value": float(np.mean([s["real_scores"][p] for p, s in zip(picks, states)]))}
+        gated = [s["models"][name]["gated_pick"] for s in states]
+        summary[name]["gated"] = {
+            "min_confidence": args.min_confidence,
+            "agreement": 100.0 * float(np.mean([p == s["real_pick"] for p, s in zip(gated, states)])),
+            "true_value": float(np.mean([s["real_scores"][p] for p, s in zip(gated, states)])),
+            "overrules_policy": 100.0 * float(np.mean([p != s["policy_pick"] for p, s in zip(gated, states)]))}
         if train_keys is not None:  # F1 apart on candidates whose page + action is / is not in the training data
             for label, wanted in (("f1_twin", True), ("f1_no_twin", False)):
                 part = [f for s in states for a, f in s["models"][name]["f1"].items() if s["twin"][a] is wanted]
@@ -190,6 +210,10 @@ def decisions_markdown(summary: dict[str, Any], note: str) -> str:
     for name in ("SFT", "RLVR"):
         row = summary[name]
         lines.append(f"| {name} world model | {row['f1']:.2f} | {row['agreement']:.1f} | {row['true_value']:.2f} |")
+        if "gated" in row:
+            gated = row["gated"]
+            lines.append(f"| {name}, confidence-gated (>= {gated['min_confidence']}) | {row['f1']:.2f} | "
+                         f"{gated['agreement']:.1f} | {gated['true_value']:.2f} |")
     lines.append(f"| real browser | 100 | 100.0 | {summary['browser']['true_value']:.2f} |")
     if "f1_twin" in summary["SFT"]:
         lines += ["", "Item-change F1 apart on candidate transitions whose page + action is in the models' training "
@@ -211,7 +235,9 @@ def markdown(results: dict[str, Any], note: str) -> str:
     from rlvr_sim.metrics.stats import bootstrap_ci, paired_gain
 
     labels = {"policy": "Policy alone", "mpc-sft": "MPC + SFT world model", "mpc-rlvr": "MPC + RLVR world model",
-              "mpc-browser": "MPC + real browser (upper bound)"}
+              "mpc-browser": "MPC + real browser (upper bound)",
+              "mpc-sft-gated": "MPC + SFT world model, confidence-gated",
+              "mpc-rlvr-gated": "MPC + RLVR world model, confidence-gated"}
 
     def outcomes(row: dict[str, Any]) -> tuple[np.ndarray, list[int]]:
         traces = row.get("traces") or []
@@ -254,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=1, help="lookahead depth (paper: 1)")
     parser.add_argument("--policy-temperature", type=float, default=1.0)
     parser.add_argument("--wm-temperature", type=float, default=0.0, help="learned world models' decoding temperature")
+    parser.add_argument("--min-confidence", type=float, default=MIN_CONFIDENCE,
+                        help="the -gated agents' (and --decisions' gated picks') threshold on the world model's mean "
+                             "log-prob per predicted token")
     parser.add_argument("--sft", default=str(asset_path("web_sft")))
     parser.add_argument("--rlvr", default=str(asset_path("web_rlvr")))
     parser.add_argument("--seed", type=int, default=0)
@@ -292,8 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     settings = (f"{len(next(iter(results.values()))['per_task'])} tasks x {args.repeats} episodes, max {args.max_steps} "
                 f"steps, {args.samples} policy samples, top {args.top_k}, depth {args.depth}, policy temperature "
                 f"{args.policy_temperature}, world-model temperature {args.wm_temperature}")
-    for row in results.values():
-        row.update(command=command, settings=settings)
+    for name, row in results.items():
+        row.update(command=command, settings=settings + (f", min confidence {args.min_confidence}"
+                                                         if name.endswith("-gated") else ""))
     out.mkdir(parents=True, exist_ok=True)
     previous = out / "web_agent.json"
     if args.append and previous.exists():

@@ -5,7 +5,8 @@ the world model predicts each candidate's next tree (depth > 1: the policy conti
 the imagined page and the value of the last imagined state counts); a value function scores each
 imagined state against the objective (Likert 1-5, averaged over `value_samples` predictions); the best
 candidate runs in the real environment. With `world_model=None` the agent is the policy alone (its most
-frequent sample).
+frequent sample). `min_confidence` gates the lookahead by the world model's own confidence in its
+predictions (see `MPCWebAgent`).
 
 Pluggable parts (Protocols below): the local CPU ones here (`HeuristicWebPolicy`,
 `HeuristicValueFunction`), LLM-backed ones in `rlvr_sim.policies.web_llm` (any OpenAI-compatible chat
@@ -286,10 +287,16 @@ class LearnedWorldModel:
 
     def imagine_batch(self, objective: str, url: str, tree: str, actions: list[str], seed: int) -> list[str]:
         """Next trees of several candidate actions from one state, predicted in one batched sampling call."""
+        return [next_tree for next_tree, _ in self.imagine_batch_scored(objective, url, tree, actions, seed)]
+
+    def imagine_batch_scored(self, objective: str, url: str, tree: str, actions: list[str],
+                             seed: int) -> list[tuple[str, float]]:
+        """`imagine_batch`'s next trees (the same call), each with the model's confidence in its prediction:
+        the mean log-probability per predicted token (`LMWebWorldModel.predict_batch_scored`)."""
         from rlvr_sim.envs.web.world_model_env import next_tree_from_prediction
 
-        predictions = self.lm.predict_batch(objective, url, actions, tree, seed=seed)
-        return [next_tree_from_prediction(tree, p)[0] for p in predictions]
+        scored = self.lm.predict_batch_scored(objective, url, actions, tree, seed=seed)
+        return [(next_tree_from_prediction(tree, text)[0], confidence) for text, confidence in scored]
 
 
 class BrowserLookahead:
@@ -306,7 +313,16 @@ class BrowserLookahead:
 # ------------------------------------------------------------------------------------------ agent
 @dataclass
 class MPCWebAgent:
-    """Propose `n_samples`, keep the `top_k` most frequent, imagine, score, act (see module doc)."""
+    """Propose `n_samples`, keep the `top_k` most frequent, imagine, score, act (see module doc).
+
+    `min_confidence` (None: off, every prediction counts, as in the paper's MPC): the lookahead may
+    overrule the policy only where the world model knows the pages it compares. Each prediction comes with
+    the model's confidence, its mean log-probability per predicted token (`imagine_batch_scored`, which
+    `LearnedWorldModel` has); the agent keeps the policy's most frequent action when that action's own
+    prediction is below `min_confidence`, and otherwise picks the best-valued among it and the candidates
+    predicted at or above it (`stop` candidates are never imagined and always count). The confidences of
+    the last decision are in `last_confidence`. Needs `depth` 1 and `value_samples` 1.
+    """
 
     policy: WebPolicy
     value_function: WebValueFunction
@@ -316,13 +332,31 @@ class MPCWebAgent:
     depth: int = 1
     value_samples: int = 1
     seed: int = 0
+    min_confidence: float | None = None
     last_scores: dict[str, float] = field(default_factory=dict)
+    last_confidence: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.min_confidence is None:
+            return
+        if self.world_model is not None and not hasattr(self.world_model, "imagine_batch_scored"):
+            raise ValueError(f"min_confidence needs a world model that reports its confidence (imagine_batch_scored, "
+                             f"e.g. LearnedWorldModel); {type(self.world_model).__name__} does not")
+        if self.depth != 1 or self.value_samples != 1:
+            raise ValueError(f"min_confidence gates one imagined step per candidate: it needs depth 1 and "
+                             f"value_samples 1 (got depth {self.depth}, value_samples {self.value_samples})")
 
     def ranked_proposals(self, objective: str, tree: str, url: str, history: list[str],
                          rng: np.random.Generator) -> list[str]:
         """The distinct actions among `n_samples` policy samples, most frequent first (keep `[:top_k]`)."""
+        return list(self.proposal_counts(objective, tree, url, history, rng))
+
+    def proposal_counts(self, objective: str, tree: str, url: str, history: list[str],
+                        rng: np.random.Generator) -> dict[str, int]:
+        """How often each distinct action came up among `n_samples` policy samples, most frequent first
+        (ties in order of first appearance)."""
         samples = self.policy.propose(objective, tree, url, history, self.n_samples, rng)
-        return [action for action, _ in Counter(samples).most_common()]
+        return dict(Counter(samples).most_common())
 
     def values(self, objective: str, tree: str, history: list[str], candidates: list[str],
                next_trees: dict[str, str]) -> dict[str, float]:
@@ -334,6 +368,18 @@ class MPCWebAgent:
         """The highest-valued candidate; ties go to the more frequent one."""
         return max(candidates, key=lambda a: (scores[a], -candidates.index(a)))
 
+    @staticmethod
+    def gated_best(candidates: list[str], scores: dict[str, float], confidence: dict[str, float],
+                   min_confidence: float) -> str:
+        """`best` among the candidates the world model is confident about (see the class doc): the policy's
+        most frequent candidate (`candidates[0]`) when its own prediction is below `min_confidence`."""
+        def known(action: str) -> bool:
+            return action not in confidence or confidence[action] >= min_confidence
+
+        if not known(candidates[0]):
+            return candidates[0]
+        return MPCWebAgent.best([a for a in candidates if known(a)], scores)
+
     def act(self, objective: str, tree: str, url: str, history: list[str], rng: np.random.Generator) -> str:
         ranked = self.ranked_proposals(objective, tree, url, history, rng)
         if self.world_model is None or len(ranked) == 1:
@@ -342,6 +388,14 @@ class MPCWebAgent:
         candidates = ranked[: self.top_k]
         scores = {}
         batchable = [a for a in candidates if not a.startswith("stop")]
+        self.last_confidence = {}
+        if self.min_confidence is not None:
+            scored = self.world_model.imagine_batch_scored(objective, url, tree, batchable,  # type: ignore[attr-defined]
+                                                           int(rng.integers(2**31 - 1))) if batchable else []
+            imagined = {a: next_tree for a, (next_tree, _) in zip(batchable, scored)}
+            self.last_confidence = {a: confidence for a, (_, confidence) in zip(batchable, scored)}
+            self.last_scores = self.values(objective, tree, history, candidates, imagined)
+            return self.gated_best(candidates, self.last_scores, self.last_confidence, self.min_confidence)
         if self.depth == 1 and self.value_samples == 1 and hasattr(self.world_model, "imagine_batch") and batchable:
             imagined = dict(zip(batchable, self.world_model.imagine_batch(objective, url, tree, batchable,
                                                                            int(rng.integers(2**31 - 1)))))
@@ -384,6 +438,8 @@ def run_episode(env: Any, agent: MPCWebAgent, task_id: int, seed: int = 0, max_s
         action = agent.act(info["objective"], tree, info["url"], history, rng)
         tree, reward, terminated, truncated, info = env.step(action)
         trace.append({"action": action, "scores": dict(agent.last_scores), "error": info.get("action_error")})
+        if getattr(agent, "last_confidence", None):
+            trace[-1]["confidence"] = dict(agent.last_confidence)
         history.append(action)
         success = reward > 0
         if terminated or truncated:

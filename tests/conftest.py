@@ -2,6 +2,9 @@
 
 `addition_sft`: a briefly SFT-trained tiny model on the addition task (the rl/ and models/ tests start from it).
 `examples_digest`: a task's examples and rewards as a hash, which pins a task's codec across refactors.
+Tests marked `browser` run under a deadline (`BROWSER_TEST_DEADLINE_S`, env `RLVR_SIM_BROWSER_TEST_DEADLINE`):
+a Chromium that stops answering (seen once under heavy CPU load, renderers spinning) fails that test with a
+message instead of hanging the suite (Playwright's page.evaluate and CDP calls have no timeout of their own).
 
 Hypothesis profiles for the property-based tests of the parsers (the `test_fuzz_*.py` files, each beside the
 tests of the module it fuzzes; docs/fuzzing.md). `ci` (the default) is deterministic: 200 examples a test,
@@ -11,10 +14,13 @@ the temp folder unless HYPOTHESIS_STORAGE_DIRECTORY says otherwise). `deep` draw
 many; select it with HYPOTHESIS_PROFILE=deep and replay a run with `--hypothesis-seed N`.
 """
 
+import contextlib
 import hashlib
 import json
 import os
+import signal
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -68,3 +74,36 @@ def examples_digest():
         return len(examples), digest.hexdigest()[:16]
 
     return digest_of
+
+
+BROWSER_TEST_DEADLINE_S = int(os.environ.get("RLVR_SIM_BROWSER_TEST_DEADLINE", "600"))
+
+
+@contextlib.contextmanager
+def deadline(seconds: int, what: str):
+    """Raise TimeoutError in the main thread when the block runs past `seconds` (SIGALRM; a no-op where
+    there is no SIGALRM or off the main thread)."""
+    if seconds <= 0 or not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeoutError(f"{what} ran past {seconds} s: Chromium stopped answering (seen under heavy CPU load, "
+                           "renderers spinning); rerun on a less loaded machine, or raise RLVR_SIM_BROWSER_TEST_DEADLINE")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(autouse=True)
+def _browser_test_deadline(request):
+    if request.node.get_closest_marker("browser") is None:
+        yield
+        return
+    with deadline(BROWSER_TEST_DEADLINE_S, request.node.nodeid):
+        yield

@@ -80,8 +80,16 @@ class LMWebWorldModel(LMWorldModel):
         """One predicted answer per candidate action from the same state, in one batched call."""
         if not actions:
             return []
+        return [text for text, _ in self.predict_batch_scored(objective, url, actions, tree, seed=seed)]
+
+    def predict_batch_scored(self, objective: str, url: str, actions: list[str], tree: str,
+                             seed: int = 0) -> list[tuple[str, float]]:
+        """`predict_batch`'s answers, each with the model's confidence in it (`generate_scored`: mean
+        log-probability per answer token; -inf for a prompt too long to run, whose answer is "")."""
+        if not actions:
+            return []
         prompts = [self.prompt_ids(WebQuery(objective, url, a, tree)) for a in actions]
-        return [t or "" for t in self.generate(prompts, seed=seed)]
+        return [(t or "", float("-inf") if c is None else c) for t, c in self.generate_scored(prompts, seed=seed)]
 
 
 def load_start_pages(path: str | Path = START_PAGES) -> dict[int, dict[str, str]]:

@@ -205,8 +205,14 @@ def test_decision_report_scores_world_models_on_the_agents_own_states(tmp_path):
     for name in ("SFT", "RLVR"):
         assert 0.0 <= summary[name]["f1"] <= 100.0 and summary[name]["agreement"] in (0.0, 100.0)
         assert state["models"][name]["pick"] in state["candidates"]
+        gated, confidence = state["models"][name]["gated_pick"], state["models"][name]["confidence"]
+        assert set(confidence) == {a for a in state["candidates"] if not a.startswith("stop")}
+        assert all(c <= 0.0 for c in confidence.values())
+        assert gated == MPCWebAgent.gated_best(state["candidates"], state["models"][name]["scores"], confidence, -0.02)
+        assert summary[name]["gated"]["min_confidence"] == -0.02
     assert summary["SFT"]["transitions"] == len([a for a in state["candidates"] if not a.startswith("stop")])
     assert "| SFT world model |" in (tmp_path / "web_decisions.md").read_text()
+    assert "| SFT, confidence-gated (>= -0.02) |" in (tmp_path / "web_decisions.md").read_text()
 
     # --twins-of: the candidate whose page + action is in a training folder is scored apart from the rest
     from rlvr_sim.envs.web.world_model_env import load_start_pages

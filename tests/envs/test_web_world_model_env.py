@@ -79,6 +79,40 @@ def test_predict_batch_of_no_actions_is_empty(tiny_world_model):
     assert tiny_world_model.predict_batch("Open orders", "/", [], "[1] RootWebArea 'Shop'") == []
 
 
+def test_scored_predictions_carry_the_models_own_token_log_probs(tiny_world_model):
+    """`predict_batch_scored`: the same answers as `predict_batch`, and each confidence is the mean log-prob
+    of the answer's tokens that one teacher-forced forward pass of prompt + answer gives (the MPC agent's
+    confidence gate reads it)."""
+    import torch
+
+    from rlvr_sim.envs.web.world_model_env import WebQuery
+
+    actions = ["click [2]", "click [3]"]
+    scored = tiny_world_model.predict_batch_scored("Open orders", "/", actions, TREE, seed=3)
+    texts = tiny_world_model.predict_batch("Open orders", "/", actions, TREE, seed=3)
+    assert [t for t, _ in scored] == texts
+    temperature = tiny_world_model.temperature
+    tiny_world_model.temperature = 0.0
+    try:
+        greedy = tiny_world_model.predict_batch_scored("Open orders", "/", actions, TREE, seed=3)
+    finally:
+        tiny_world_model.temperature = temperature
+    from rlvr_sim.rl.sampler import sample
+
+    for action, (_, confidence) in zip(actions, greedy):
+        prompt = tiny_world_model.prompt_ids(WebQuery("Open orders", "/", action, TREE))
+        out = sample(tiny_world_model.model, [prompt], max_new_tokens=tiny_world_model.max_new_tokens,
+                     temperature=0.0, stop_token_ids=tiny_world_model.stop_token_ids,
+                     pad_token_id=tiny_world_model.pad_token_id, seeds=[0])
+        answer = out.completions()[0]
+        with torch.no_grad():
+            logits = tiny_world_model.model(torch.tensor([prompt + answer])).logits[0]
+        logprobs = torch.log_softmax(logits[len(prompt) - 1:-1].float(), -1)
+        expected = logprobs.gather(-1, torch.tensor(answer)[:, None]).mean().item()
+        assert confidence == pytest.approx(expected, abs=1e-4)
+        assert confidence <= 0.0
+
+
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory, tiny_world_model):
     path = tmp_path_factory.mktemp("web") / "tiny"

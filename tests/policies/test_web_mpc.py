@@ -52,6 +52,48 @@ def test_agent_keeps_top_k_by_frequency_and_takes_best_value():
     assert alone.act("o", TREE, "/", [], np.random.default_rng(0)) == "click [1]"
 
 
+class ScoredWorldModel(TableWorldModel):
+    """TableWorldModel that also reports a fixed confidence per action (as LearnedWorldModel does)."""
+
+    def __init__(self, confidence):
+        self.confidence = confidence
+
+    def imagine_batch_scored(self, objective, url, tree, actions, seed):
+        return [(self.imagine(objective, url, tree, a, seed), self.confidence[a]) for a in actions]
+
+
+def test_confidence_gate_lets_the_lookahead_overrule_the_policy_only_where_the_model_is_confident():
+    policy = FixedPolicy(["click [1]"] * 5 + ["click [2]"] * 3 + ["click [3]"] * 2)
+    values = {"click [1]": 2.0, "click [2]": 4.5, "click [3]": 3.0}
+
+    def pick(confidence, min_confidence=-0.02):
+        agent = MPCWebAgent(policy, TableValue(values), ScoredWorldModel(confidence), top_k=3,
+                            min_confidence=min_confidence)
+        action = agent.act("o", TREE, "/", [], np.random.default_rng(0))
+        assert agent.last_confidence == confidence
+        return action
+
+    assert pick({"click [1]": -0.01, "click [2]": -0.01, "click [3]": -0.01}) == "click [2]"  # all known: best value
+    assert pick({"click [1]": -0.01, "click [2]": -0.30, "click [3]": -0.01}) == "click [3]"  # [2] unknown: left out
+    assert pick({"click [1]": -0.30, "click [2]": -0.01, "click [3]": -0.01}) == "click [1]"  # the top unknown: keep it
+    assert pick({"click [1]": -0.30, "click [2]": -0.30, "click [3]": -0.30}, float("-inf")) == "click [2]"  # no gate
+    # the same picks as the ungated agent's when every prediction passes
+    ungated = MPCWebAgent(policy, TableValue(values), TableWorldModel(), top_k=3)
+    assert ungated.act("o", TREE, "/", [], np.random.default_rng(0)) == "click [2]"
+    # a `stop` candidate is never imagined and always counts
+    stop_policy = FixedPolicy(["click [1]"] * 5 + ["stop [8.50]"] * 3)
+    agent = MPCWebAgent(stop_policy, TableValue({"click [1]": 2.0, "stop [8.50]": 5.0}),
+                        ScoredWorldModel({"click [1]": -0.01}), min_confidence=-0.02)
+    assert agent.act("o", TREE, "/", [], np.random.default_rng(0)) == "stop [8.50]"
+
+
+def test_confidence_gate_needs_a_world_model_that_reports_confidence():
+    with pytest.raises(ValueError, match="reports its confidence"):
+        MPCWebAgent(FixedPolicy(["click [1]"]), TableValue({}), TableWorldModel(), min_confidence=-0.02)
+    with pytest.raises(ValueError, match="depth 1"):
+        MPCWebAgent(FixedPolicy(["click [1]"]), TableValue({}), ScoredWorldModel({}), depth=2, min_confidence=-0.02)
+
+
 def test_heuristic_parts_read_objectives_and_pages():
     assert value_for_label("Set the price of Blue Mug to 9.00", "price") == "9.00"
     assert value_for_label("Add a new product named Tea Pot with price 25.00 and stock 10", "stock") == "10"
