@@ -382,13 +382,13 @@ class MPCWebAgent:
 
     def act(self, objective: str, tree: str, url: str, history: list[str], rng: np.random.Generator) -> str:
         ranked = self.ranked_proposals(objective, tree, url, history, rng)
+        self.last_confidence = {}
         if self.world_model is None or len(ranked) == 1:
             self.last_scores = {ranked[0]: float("nan")}
             return ranked[0]
         candidates = ranked[: self.top_k]
         scores = {}
         batchable = [a for a in candidates if not a.startswith("stop")]
-        self.last_confidence = {}
         if self.min_confidence is not None:
             scored = self.world_model.imagine_batch_scored(objective, url, tree, batchable,  # type: ignore[attr-defined]
                                                            int(rng.integers(2**31 - 1))) if batchable else []
