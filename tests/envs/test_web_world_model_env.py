@@ -84,7 +84,6 @@ def test_scored_predictions_carry_the_models_own_token_log_probs(tiny_world_mode
     of the answer's tokens that one teacher-forced forward pass of prompt + answer gives (the MPC agent's
     confidence gate reads it)."""
     import torch
-
     from rlvr_sim.envs.web.world_model_env import WebQuery
 
     actions = ["click [2]", "click [3]"]
