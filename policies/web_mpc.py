@@ -387,20 +387,24 @@ class MPCWebAgent:
             self.last_scores = {ranked[0]: float("nan")}
             return ranked[0]
         candidates = ranked[: self.top_k]
-        scores = {}
         batchable = [a for a in candidates if not a.startswith("stop")]
-        if self.min_confidence is not None:
-            scored = self.world_model.imagine_batch_scored(objective, url, tree, batchable,  # type: ignore[attr-defined]
-                                                           int(rng.integers(2**31 - 1))) if batchable else []
-            imagined = {a: next_tree for a, (next_tree, _) in zip(batchable, scored)}
-            self.last_confidence = {a: confidence for a, (_, confidence) in zip(batchable, scored)}
+        gated = self.min_confidence is not None  # __post_init__ checked depth 1 and a scoring world model
+        if gated or (self.depth == 1 and self.value_samples == 1 and hasattr(self.world_model, "imagine_batch")
+                     and batchable):
+            imagined: dict[str, str] = {}
+            if batchable:
+                seed = int(rng.integers(2**31 - 1))
+                if gated:
+                    scored = self.world_model.imagine_batch_scored(objective, url, tree, batchable, seed)  # type: ignore[attr-defined]
+                    imagined = {a: next_tree for a, (next_tree, _) in zip(batchable, scored)}
+                    self.last_confidence = {a: confidence for a, (_, confidence) in zip(batchable, scored)}
+                else:
+                    imagined = dict(zip(batchable, self.world_model.imagine_batch(objective, url, tree, batchable, seed)))  # type: ignore[attr-defined]
             self.last_scores = self.values(objective, tree, history, candidates, imagined)
-            return self.gated_best(candidates, self.last_scores, self.last_confidence, self.min_confidence)
-        if self.depth == 1 and self.value_samples == 1 and hasattr(self.world_model, "imagine_batch") and batchable:
-            imagined = dict(zip(batchable, self.world_model.imagine_batch(objective, url, tree, batchable,
-                                                                           int(rng.integers(2**31 - 1)))))
-            self.last_scores = self.values(objective, tree, history, candidates, imagined)
+            if gated:
+                return self.gated_best(candidates, self.last_scores, self.last_confidence, self.min_confidence)  # type: ignore[arg-type]
             return self.best(candidates, self.last_scores)
+        scores = {}
         for action in candidates:
             total = 0.0
             for repeat in range(self.value_samples):
