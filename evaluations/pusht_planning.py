@@ -151,7 +151,7 @@ def is_planner(row: str) -> bool:
 
 
 def make_actor(row: str, seed: int, config: Any, replan_every: int, frame_skip: int, readout: str,
-               mean_weight: float = 0.0, context_steps: int = 0) -> Any:
+               mean_weight: float = 0.0, context_steps: int = 0, combine: str = "sum", last_weight: float = 1.0) -> Any:
     """The row's policy: a planner (`mpc:` / `blind:` + model) or a frame-only policy by Real2Sim's names."""
     if is_planner(row):
         from rlvr_sim.policies.pusht_mpc import PushTMPCPolicy
@@ -159,7 +159,7 @@ def make_actor(row: str, seed: int, config: Any, replan_every: int, frame_skip: 
         kind, _, model = row.partition(":")
         return PushTMPCPolicy(seed=seed, model=model, goal=np.zeros(5), config=config, replan_every=replan_every,
                               blind=kind == "blind", readout=readout, frame_skip=frame_skip, mean_weight=mean_weight,
-                              context_steps=context_steps)
+                              context_steps=context_steps, combine=combine, last_weight=last_weight)
     from rlvr_sim.evaluations.real2sim_episodes import make_policy
 
     return make_policy(row, seed=seed)
@@ -266,7 +266,8 @@ def markdown(summary: dict[str, Any], settings: dict[str, Any]) -> str:
              + (f", {settings['planner']['keep_elites']:g} of the elites kept" if settings["planner"].get("keep_elites") else "")
              + (f", spread {settings['planner']['warm_std']:g} when warm-started" if settings["planner"].get("warm_std") else "")
              + (f", learned models with {settings['context_steps']} past frame(s) as context" if settings.get("context_steps") else "")
-             + "; cost: best step + last step"
+             + "; cost: best step + " + (f"{settings.get('last_weight', 1.0):g} x " if settings.get("last_weight", 1.0) != 1 else "")
+             + "last step" + (", each step the larger of its position and angle terms" if settings.get("cost_combine", "sum") == "max" else "")
              + (f" + {settings['mean_weight']:g} x mean step" if settings.get("mean_weight") else "")
              + f". Wall time {settings['seconds']:.0f} s on {settings['machine']}.", ""]
     for offset, entry in summary.items():
@@ -300,6 +301,9 @@ def _settings_key(settings: dict[str, Any]) -> str:
     for option in ("mean_weight", "context_steps"):
         if settings.get(option):
             keep[option] = settings[option]
+    for option, default in (("cost_combine", "sum"), ("last_weight", 1.0)):
+        if settings.get(option, default) != default:
+            keep[option] = settings[option]
     return hashlib.sha1(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -319,6 +323,8 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
         raise SystemExit("--offsets must be positive and --budget-factor >= 1")
     if not args.mean_weight >= 0:
         raise SystemExit(f"--mean-weight must be >= 0, got {args.mean_weight}")
+    if not (np.isfinite(args.last_weight) and args.last_weight >= 0):
+        raise SystemExit(f"--last-weight must be a finite number >= 0, got {args.last_weight}")
     if args.context_steps < 0:
         raise SystemExit(f"--context-steps must be >= 0, got {args.context_steps}")
     config = PlannerConfig(samples=args.samples, iterations=args.iterations, elites=min(args.elites, args.samples),
@@ -328,10 +334,11 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
                 "data": str(args.data), "goals": args.goals, "seed": args.seed, "stride": args.stride,
                 "offsets": offsets, "budget_factor": args.budget_factor, "frame_skip": args.frame_skip,
                 "replan_every": args.replan_every, "planner": asdict(config), "readout": args.readout,
-                "mean_weight": args.mean_weight, "context_steps": args.context_steps, "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
+                "mean_weight": args.mean_weight, "cost_combine": args.cost_combine, "last_weight": args.last_weight,
+                "context_steps": args.context_steps, "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
     for row in rows:  # a row that cannot be built (unknown model, broken user policy) fails before any goal
         make_actor(row, args.seed, config, args.replan_every, args.frame_skip, args.readout, args.mean_weight,
-                   args.context_steps)
+                   args.context_steps, args.cost_combine, args.last_weight)
     goals = load_goals(args.data, args.goals, offsets, seed=args.seed, stride=args.stride)
     out = results_dir(args.out if args.out is not None else None)
     out = out if args.out is not None else out / "pusht_planning"
@@ -357,7 +364,7 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
             continue
         actor_seed = int(np.random.SeedSequence([args.seed, goal.index, offset, *row.encode()]).generate_state(1)[0])
         actor = make_actor(row, actor_seed, config, args.replan_every, args.frame_skip, args.readout,
-                           args.mean_weight, args.context_steps)
+                           args.mean_weight, args.context_steps, args.cost_combine, args.last_weight)
         record = run_goal(row, goal, real, offset * args.budget_factor, actor, args.frame_skip)
         record["settings_key"] = key
         records.append(record)
@@ -403,6 +410,10 @@ def parser() -> argparse.ArgumentParser:
                    help="learned models plan from the frame with up to this many earlier frames and actions as context")
     p.add_argument("--mean-weight", type=float, default=0.0,
                    help="planners' cost: add this times the mean step cost (GoalCost.mean_weight; 0 = best + last step)")
+    p.add_argument("--cost-combine", default="sum", choices=("sum", "max"),
+                   help="planners' per-step cost: position + angle terms, or the larger of the two (GoalCost.combine)")
+    p.add_argument("--last-weight", type=float, default=1.0,
+                   help="planners' cost: best step + this times the last step (GoalCost.last_weight)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument("--resume", action="store_true", help="keep finished goals of the same settings in <out>/pusht_planning_episodes.jsonl")

@@ -42,6 +42,7 @@ POSITION_TOLERANCE = 20.0  # stable-worldmodel's PushT success: |agent xy + bloc
 ANGLE_TOLERANCE = np.pi / 9  # ... and the block angle within pi / 9
 MISSING_COST = 20.0  # per step, for a predicted frame where the judge finds no agent or no T
 METHODS = ("cem", "mppi")
+COST_COMBINES = ("sum", "max")
 
 
 def wrap_angle(angle: Any) -> Any:
@@ -66,7 +67,9 @@ class GoalCost:
     that cost 1 (defaults: stable-worldmodel's success test). `last_weight`: weight of the last step's cost
     beside the best step's. `approach_weight`: adds that times the agent's least distance to the block along
     the sequence (in position tolerances): shaping for a goal on the block alone, where a far agent otherwise
-    sees every candidate cost the same (the T does not move until it is reached)."""
+    sees every candidate cost the same (the T does not move until it is reached). `combine`: how a step's
+    position and angle terms join: "sum" (their sum) or "max" (the larger: below 1 exactly where the success
+    test passes, so no position error is bought with angle and back)."""
 
     goal: np.ndarray
     agent: bool = True
@@ -76,6 +79,7 @@ class GoalCost:
     last_weight: float = 1.0
     approach_weight: float = 0.0
     mean_weight: float = 0.0
+    combine: str = "sum"
 
     def __post_init__(self) -> None:
         goal = np.asarray(self.goal, dtype=np.float64).reshape(-1)
@@ -86,6 +90,10 @@ class GoalCost:
         if not (self.position_tolerance > 0 and self.angle_tolerance > 0 and self.approach_weight >= 0
                 and self.mean_weight >= 0):
             raise ValueError("tolerances must be > 0, approach_weight >= 0 and mean_weight >= 0")
+        if self.combine not in COST_COMBINES:
+            raise ValueError(f"combine must be one of {COST_COMBINES}, got {self.combine!r}")
+        if not (np.isfinite(self.last_weight) and self.last_weight >= 0):
+            raise ValueError(f"last_weight must be a finite number >= 0, got {self.last_weight!r}")
         object.__setattr__(self, "goal", goal)
 
     def step_costs(self, states: np.ndarray) -> np.ndarray:
@@ -101,7 +109,8 @@ class GoalCost:
             squared = squared + (diff[..., 2:4] ** 2).sum(-1)
         cost = np.sqrt(squared) / self.position_tolerance
         if self.block:
-            cost = cost + np.abs(wrap_angle(diff[..., 4])) / self.angle_tolerance
+            angle = np.abs(wrap_angle(diff[..., 4])) / self.angle_tolerance
+            cost = cost + angle if self.combine == "sum" else np.maximum(cost, angle)
         return np.where(np.isfinite(cost), cost, MISSING_COST)
 
     def __call__(self, states: np.ndarray) -> np.ndarray:
@@ -473,14 +482,15 @@ class PushTMPCPolicy:
     state off the frame with the pixel judge (agent velocity taken as 0) unless `act(..., state=...)` gives
     it. `goal`: (agent x, y, block x, y, angle), both terms counting; default: gym-pusht's fixed goal T, block
     only, at `NearGoalTask`'s tolerances with the approach term (`NEAR_GOAL_COST`). `blind`: agent term only.
-    `mean_weight`: the explicit goal's `GoalCost.mean_weight`. `context_steps`: a learned model plans from
+    `mean_weight`, `combine`, `last_weight`: the explicit goal's `GoalCost` fields of those names. `context_steps`: a learned model plans from
     the current frame with up to this many earlier frames and the actions taken from them as context
     (`PlanStart.context`; 0: the frame alone)."""
 
     def __init__(self, seed: int = 0, model: str = "learned:pusht_pose_base", goal: Any = None,
                  config: PlannerConfig | None = None, replan_every: int = 1, blind: bool = False,
-                 readout: str = "judge", frame_skip: int = 4, mean_weight: float = 0.0, context_steps: int = 0) -> None:
-        self.mean_weight = float(mean_weight)
+                 readout: str = "judge", frame_skip: int = 4, mean_weight: float = 0.0, context_steps: int = 0,
+                 combine: str = "sum", last_weight: float = 1.0) -> None:
+        self.mean_weight, self.combine, self.last_weight = float(mean_weight), combine, float(last_weight)
         if not (isinstance(context_steps, int) and context_steps >= 0):
             raise ValueError(f"context_steps must be an integer >= 0, got {context_steps!r}")
         self.context_steps = context_steps
@@ -500,7 +510,8 @@ class PushTMPCPolicy:
                 raise ValueError("a block-blind planner needs an explicit goal (its agent position counts)")
             self.cost = NEAR_GOAL_COST
         else:
-            self.cost = GoalCost(goal, agent=True, block=not self.blind, mean_weight=self.mean_weight)
+            self.cost = GoalCost(goal, agent=True, block=not self.blind, mean_weight=self.mean_weight,
+                                 combine=self.combine, last_weight=self.last_weight)
 
     def reset(self, seed: int) -> None:
         self.planner.reset(seed)

@@ -58,18 +58,18 @@ def test_planner_options_are_recorded_and_keyed_only_when_set(expert_data, tmp_p
     args = ["--data", str(expert_data), "--goals", "1", "--offsets", "10", "--rows", "mpc:learned:pusht_pose_base",
             "--samples", "4", "--iterations", "1", "--elites", "2", "--horizon", "2", "--replan-every", "1",
             "--readout", "pose", "--context-steps", "2", "--mean-weight", "0.5", "--noise-beta", "2",
-            "--keep-elites", "0.5", "--warm-std", "20", "--out", str(tmp_path), "--quiet"]  # fmt: skip
+            "--keep-elites", "0.5", "--warm-std", "20", "--cost-combine", "max", "--last-weight", "0.5", "--out", str(tmp_path), "--quiet"]  # fmt: skip
     report = main(args)
     table = (tmp_path / "pusht_planning.md").read_text()
     for words in ("2 past frame(s) as context", "0.5 x mean step", "noise colour beta 2", "0.5 of the elites kept",
-                  "spread 20 when warm-started"):
+                  "spread 20 when warm-started", "best step + 0.5 x last step, each step the larger of its position and angle terms"):
         assert words in table
     settings = report["settings"]
     old = {**settings, "planner": {k: v for k, v in settings["planner"].items()
                                    if k not in ("noise_beta", "keep_elites", "warm_std")}}
-    for key in ("mean_weight", "context_steps"):
+    for key in ("mean_weight", "context_steps", "cost_combine", "last_weight"):
         old.pop(key)
-    defaults = {**old, "mean_weight": 0.0, "context_steps": 0,
+    defaults = {**old, "mean_weight": 0.0, "context_steps": 0, "cost_combine": "sum", "last_weight": 1.0,
                 "planner": {**old["planner"], "noise_beta": 0.0, "keep_elites": 0.0, "warm_std": None}}
     assert _settings_key(defaults) == _settings_key(old) != _settings_key(settings)
 

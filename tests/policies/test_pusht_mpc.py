@@ -160,6 +160,39 @@ def test_mean_weight_prefers_arriving_and_staying_over_passing_the_goal_once():
     assert policy.cost.mean_weight == 0.5 and NEAR_GOAL_COST.mean_weight == 0.0
 
 
+def test_max_combine_is_below_one_exactly_where_the_success_test_passes():
+    """"max" joins a step's position and angle terms as the success test does: 15 units off with the angle 0.3
+    rad off (inside both tolerances) costs 0.75 + 0.86 = 1.61 summed but 0.86 by max; 0 units off with the angle
+    0.4 rad off (a failure) costs 1.15 either way, so only "max" ranks the reachable state first."""
+    goal = np.array([100.0, 100.0, 200.0, 200.0, 0.0])
+    states = np.repeat(goal[None, None], 2, axis=0)
+    states[0, 0, 2], states[0, 0, 4] = 215.0, 0.3
+    states[1, 0, 4] = 0.4
+    summed, larger = GoalCost(goal).step_costs(states)[:, 0], GoalCost(goal, combine="max").step_costs(states)[:, 0]
+    assert summed[0] > summed[1] and larger[0] < 1 < larger[1]
+    assert reached(states[0, 0], goal) and not reached(states[1, 0], goal)
+    rng = np.random.default_rng(0)
+    many = goal + rng.normal(0, [15, 15, 15, 15, 0.4], (400, 1, 5))
+    np.testing.assert_array_equal(GoalCost(goal, combine="max").step_costs(many)[:, 0] < 1,
+                                  [reached(s[0], goal) for s in many])
+    assert GoalCost(goal, combine="max").step_costs(np.full((1, 1, 5), np.nan))[0, 0] > 10
+    with pytest.raises(ValueError, match="combine"):
+        GoalCost(goal, combine="mean")
+    with pytest.raises(ValueError, match="last_weight"):
+        GoalCost(goal, last_weight=-1.0)
+
+
+def test_last_weight_scales_the_last_step_and_the_policy_passes_the_cost_options_on():
+    goal = np.array([100.0, 100.0, 300.0, 300.0, 0.0])
+    states = np.repeat(goal[None, None], 3, axis=1)
+    states[0, :, 0] += [60.0, 0.0, 20.0]  # best step 0, last step 1 (blind: agent term only)
+    assert GoalCost(goal, block=False, last_weight=0.5)(states)[0] == pytest.approx(0.5)
+    assert GoalCost(goal, block=False, last_weight=0.0)(states)[0] == pytest.approx(0.0)
+    policy = PushTMPCPolicy(model=GymPushTModel(), goal=goal, config=SMALL, combine="max", last_weight=0.5)
+    assert (policy.cost.combine, policy.cost.last_weight) == ("max", 0.5)
+    assert (NEAR_GOAL_COST.combine, NEAR_GOAL_COST.last_weight) == ("sum", 1.0)
+
+
 def test_near_goal_cost_uses_the_task_tolerances_and_rewards_approaching_the_block():
     from rlvr_sim.policies.pusht import NearGoalTask
 
