@@ -60,6 +60,8 @@ class TreeFlattener:
                out: list[tuple[int, str, Any, Any]]) -> None:
         role = node.get("role", {}).get("value", "")
         name = str(node.get("name", {}).get("value", ""))
+        if role != "StaticText":  # a computed accessible name is whitespace-collapsed and trimmed (accname 1.2);
+            name = " ".join(name.split())  # Chromium 150 keeps a label's trailing space ('Stock '), 156 does not
         backend = node.get("backendDOMNodeId")
         kept = False
         if not node.get("ignored") and role and role not in _SKIP_ROLES:

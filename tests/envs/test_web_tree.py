@@ -63,3 +63,21 @@ def test_apply_update_for_unknown_id_inserts_and_keeps_order():
     ids = [line.node_id for line in lines]
     assert ids == sorted(ids) and 20 in ids
     assert "[9] heading 'Changed'" in tree and "[9] heading 'Products'" not in tree
+
+
+def test_accessible_names_are_trimmed_whatever_the_chromium_version():
+    """Chromium 150 names `<label>Stock <input></label>` 'Stock ' where 156 names it 'Stock' (accname 1.2 trims
+    and collapses whitespace). The flattener does it itself, so the tree, the policy's label matching and the
+    world model's prompts do not depend on the browser build; text nodes keep their own spacing."""
+    from rlvr_sim.envs.web.accessibility import TreeFlattener
+
+    def node(node_id, role, name, children=(), parent=None):
+        return {"nodeId": node_id, "role": {"value": role}, "name": {"value": name}, "childIds": list(children),
+                **({"parentId": parent} if parent else {}), "backendDOMNodeId": int(node_id) + 100}
+
+    nodes = [node("1", "RootWebArea", "Desk Lamp", ["2", "3", "4"]),
+             node("2", "StaticText", "Stock ", parent="1"),
+             node("3", "textbox", "  Stock \n", parent="1"),
+             node("4", "button", "Delete   product", parent="1")]
+    tree = TreeFlattener().flatten(nodes, title="Desk Lamp")
+    assert "textbox 'Stock'" in tree and "button 'Delete product'" in tree and "StaticText 'Stock '" in tree
