@@ -336,9 +336,11 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
                 "replan_every": args.replan_every, "planner": asdict(config), "readout": args.readout,
                 "mean_weight": args.mean_weight, "cost_combine": args.cost_combine, "last_weight": args.last_weight,
                 "context_steps": args.context_steps, "rows": rows, "machine": f"{platform.processor() or platform.machine()}, torch threads {args.threads}"}  # fmt: skip
+    actor_options = {"config": config, "replan_every": args.replan_every, "frame_skip": args.frame_skip,
+                     "readout": args.readout, "mean_weight": args.mean_weight, "context_steps": args.context_steps,
+                     "combine": args.cost_combine, "last_weight": args.last_weight}
     for row in rows:  # a row that cannot be built (unknown model, broken user policy) fails before any goal
-        make_actor(row, args.seed, config, args.replan_every, args.frame_skip, args.readout, args.mean_weight,
-                   args.context_steps, args.cost_combine, args.last_weight)
+        make_actor(row, args.seed, **actor_options)
     goals = load_goals(args.data, args.goals, offsets, seed=args.seed, stride=args.stride)
     out = results_dir(args.out if args.out is not None else None)
     out = out if args.out is not None else out / "pusht_planning"
@@ -363,8 +365,7 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dic
             records.append(done[(row, offset, goal.index)])
             continue
         actor_seed = int(np.random.SeedSequence([args.seed, goal.index, offset, *row.encode()]).generate_state(1)[0])
-        actor = make_actor(row, actor_seed, config, args.replan_every, args.frame_skip, args.readout,
-                           args.mean_weight, args.context_steps, args.cost_combine, args.last_weight)
+        actor = make_actor(row, actor_seed, **actor_options)
         record = run_goal(row, goal, real, offset * args.budget_factor, actor, args.frame_skip)
         record["settings_key"] = key
         records.append(record)
