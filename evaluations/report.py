@@ -35,6 +35,7 @@ SECTIONS = [  # (results file under evaluations/results/, heading, script that w
     ("web_agent.md", "MPC web agent on the local site", "evaluations/web_agent.py"),
     ("web_decisions.md", "Web world models as MPC lookahead, on the agent's own states", "evaluations/web_agent.py --decisions"),
     ("web_agent_seed10000/web_agent.md", "Web MPC agents, a second draw of 240 episodes (seeds 10000 on)", "evaluations/web_agent.py --agents policy / mpc-sft-gated / mpc-rlvr-gated --seed 10000 --repeats 10 --policy-temperature 2.0 --out evaluations/results/web_agent_seed10000 (--append)"),
+    ("web_agent_pooled/web_agent.md", "Web MPC agents, both draws pooled (480 episodes)", "evaluations/web_agent.py --pool evaluations/results evaluations/results/web_agent_seed10000 --out evaluations/results/web_agent_pooled"),
     ("web_decisions_gate/web_decisions.md", "Web lookahead gated by the world model's confidence, on decision states apart from the success-rate runs'", "evaluations/web_agent.py --decisions --seed 20000 --out evaluations/results/web_decisions_gate"),
     ("web_agent_sampled/web_agent.md", "MPC web agent, world models sampled at T=1", "evaluations/web_agent.py --wm-temperature 1.0 --out evaluations/results/web_agent_sampled"),
     ("real2sim_pusht/real2sim.md", "Real2Sim on PushT (rollout rates)", "evaluations/real2sim.py --rollout"),

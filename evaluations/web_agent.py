@@ -269,6 +269,28 @@ def demo(checkpoint: str | Path | None = None, task_id: int = 0, seed: int = 0) 
     return result
 
 
+def pool(folders: list[str]) -> dict[str, Any]:
+    """The agents that every folder's web_agent.json holds, their episodes concatenated in folder order (each
+    folder's own rows paired by episode, so the pooled rows are too); rates and mean steps recomputed."""
+    runs = []
+    for folder in folders:
+        path = Path(folder) / "web_agent.json"
+        if not path.is_file():
+            raise SystemExit(f"--pool: {path} does not exist (a folder written by evaluations/web_agent.py)")
+        runs.append(json.loads(path.read_text())["results"])
+    shared = [name for name in AGENTS if all(name in run for run in runs)]
+    if not shared:
+        raise SystemExit(f"--pool: no agent is in every one of {folders}")
+    pooled: dict[str, Any] = {}
+    for name in shared:
+        traces = [episode for run in runs for episode in run[name]["traces"]]
+        pooled[name] = {"success_rate": 100.0 * sum(e["success"] for e in traces) / len(traces),
+                        "episodes": len(traces), "mean_steps": sum(e["steps"] for e in traces) / len(traces),
+                        "traces": traces, "settings": "; ".join(run[name]["settings"] for run in runs),
+                        "pooled_commands": [run[name]["command"] for run in runs]}
+    return pooled
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Success rates of the MPC web agent on the local site.")
     parser.add_argument("--agents", nargs="+", default=list(AGENTS), choices=AGENTS)
@@ -293,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--twins-of", nargs="+", metavar="DATA",
                         help="with --decisions: also score the candidates whose page + action is in these training "
                              "data folders (train splits) apart from the rest")
+    parser.add_argument("--pool", nargs="+", metavar="FOLDER",
+                        help="write one table of the agents every FOLDER's web_agent.json holds, their episodes "
+                             "pooled (e.g. two draws of seeds), instead of running episodes")
     parser.add_argument("--append", action="store_true",
                         help="keep the other agents' rows already in <out>/web_agent.json (each row keeps its command)")
     args = parser.parse_args(argv)
@@ -304,6 +329,18 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as err:
         parser.error(str(err))
     command = ("python evaluations/web_agent.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()
+    if args.pool:
+        pooled = pool(args.pool)
+        for row in pooled.values():
+            row["command"] = command
+        note = (f"Local shop site. The episodes of {', '.join(args.pool)} pooled, each agent's in that order, by "
+                f"`{command}`. " + " ".join(f"{name}: " + " + ".join(f"`{c}`" for c in row["pooled_commands"]) + "."
+                                            for name, row in pooled.items()))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "web_agent.json").write_text(json.dumps({"results": pooled, "note": note}, indent=1) + "\n")
+        (out / "web_agent.md").write_text(markdown(pooled, note))
+        print(markdown(pooled, note))
+        return 0
     if args.decisions:
         report = decisions(args)
         summary = report["summary"]
