@@ -283,7 +283,8 @@ def pool(folders: list[str]) -> dict[str, Any]:
         raise SystemExit(f"--pool: no agent is in every one of {folders}")
     pooled: dict[str, Any] = {}
     for name in shared:
-        traces = [episode for run in runs for episode in run[name]["traces"]]
+        traces = [{key: episode[key] for key in ("task_id", "success", "steps")}  # the step traces stay in their draws
+                  for run in runs for episode in run[name]["traces"]]
         pooled[name] = {"success_rate": 100.0 * sum(e["success"] for e in traces) / len(traces),
                         "episodes": len(traces), "mean_steps": sum(e["steps"] for e in traces) / len(traces),
                         "traces": traces, "settings": "; ".join(run[name]["settings"] for run in runs),
